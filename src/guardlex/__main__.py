@@ -1,0 +1,4 @@
+from guardlex.cli import main
+import sys
+
+sys.exit(main())
