@@ -1,14 +1,110 @@
-"""`guardlex ask` (placeholder until its issue lands)."""
+"""`guardlex ask QUESTION`: one turn of the reference runner, gated answer streamed."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("ask", help="(not yet implemented)")
+    p = sub.add_parser(
+        "ask",
+        help="ask the reference RAG runner a question (sample site by default)",
+        description=(
+            "Route the question, refuse or answer from the store, and stream the answer "
+            "through the sentence gate. Runs offline with the scripted model by default."
+        ),
+    )
+    p.add_argument("question", metavar="QUESTION", help="the reader's question")
+    p.add_argument("--previous", metavar="Q", default=None,
+                   help="the previous question (a follow-up is checked with it)")
+    p.add_argument("--previous-answer", metavar="TEXT", default=None,
+                   help="the previous answer (an ordinal like 'the second one' resolves "
+                   "against its list)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (answer, code, trace, sources) instead")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="store built by `guardlex index` (default: the sample site)")
+    p.add_argument("--embedder", default=None,
+                   help="embedding model (default: the one the store was built with)")
+    p.add_argument("--model", choices=("scripted", "openai"), default="scripted",
+                   help="scripted: deterministic, offline (default); openai: any "
+                   "OpenAI-compatible /chat/completions endpoint")
+    p.add_argument("--base-url", default="http://127.0.0.1:8000/v1",
+                   help="endpoint for --model openai (default: %(default)s)")
+    p.add_argument("--model-name", default="gpt-4o-mini",
+                   help="model name sent to the endpoint (default: %(default)s)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable that holds the API key (default: %(default)s)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="similarity threshold (default 0.35; calibrate per embedding model)")
+    p.add_argument("--max-output-tokens", type=int, default=None,
+                   help="output limit per answer, reserved in full by the budget guard")
+    p.add_argument("--ledger", metavar="PATH", default=None,
+                   help="budget ledger file (default: in the cache folder)")
+    p.add_argument("--monthly-cap", type=int, default=2_000_000,
+                   help="monthly token cap of the budget guard (default: %(default)s)")
+    p.add_argument("--client", default="cli",
+                   help="rate-limit key of this client (default: %(default)s)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("guardlex ask: not implemented yet")
+    import json
+    import os
+
+    from guardlex.runner._deps import require_numpy
+
+    require_numpy()
+    from guardlex.runner.build import cache_dir, runner_for, sample_packs, sample_store
+    from guardlex.runner.costs import RateLimiter
+    from guardlex.runner.errors import RunnerError
+    from guardlex.runner.models import Model, OpenAIChatModel, ScriptedModel
+    from guardlex.runner.pipeline import Answer
+    from guardlex.runner.store import Store
+
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise RunnerError("--threshold must be between 0 and 1")
+    packs = None
+    if args.store:
+        store = Store.open(args.store, create=False)
+    else:
+        packs = sample_packs()
+        store = sample_store(packs=packs)
+    model_factory: type[ScriptedModel] | None = ScriptedModel
+    if args.model == "openai":
+        key = os.environ.get(args.api_key_env)
+
+        def model_factory() -> Model:  # type: ignore[no-redef]
+            return OpenAIChatModel(args.base_url, args.model_name, api_key=key)
+
+    ledger_path = args.ledger
+    limiter = None
+    if ledger_path is None:
+        try:
+            cache_dir().mkdir(parents=True, exist_ok=True)
+            ledger_path = str(cache_dir() / "ledger.sqlite")
+            limiter = RateLimiter(ledger_path)
+        except OSError:
+            ledger_path = ":memory:"
+    else:
+        limiter = RateLimiter(ledger_path)
+    runner = runner_for(store, embedder=args.embedder, model=model_factory,
+                        ledger_path=ledger_path, monthly_cap=args.monthly_cap,
+                        rate_limiter=limiter, threshold=args.threshold,
+                        max_output_tokens=args.max_output_tokens, packs=packs)
+    answer: Answer | None = None
+    for item in runner.stream(args.question, previous=args.previous,
+                              previous_answer=args.previous_answer, client=args.client):
+        if isinstance(item, Answer):
+            answer = item
+        elif not args.json:
+            sys.stdout.write(item)
+            sys.stdout.flush()
+    assert answer is not None
+    if args.json:
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write("\n")
+        print(f"[{' '.join(answer.trace)}]", file=sys.stderr)
+    return 0

@@ -1,4 +1,4 @@
-"""`guardlex lint` (placeholder until its issue lands)."""
+"""`guardlex lint [PATH...]`: check locale packs and print findings for linguists."""
 
 from __future__ import annotations
 
@@ -6,9 +6,39 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("lint", help="(not yet implemented)")
+    p = sub.add_parser(
+        "lint",
+        help="check locale packs (schema, examples, duplicates, risky patterns)",
+        description=(
+            "Check locale packs and print '[ERROR] path:line: message' findings. "
+            "Exit status 1 when any error is found."
+        ),
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="pack directory or locale folder (default: shipped packs and installed extensions)",
+    )
+    p.add_argument("--json", action="store_true", help="print findings as a JSON list")
+    p.add_argument("--no-warnings", action="store_true", help="print errors only")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("guardlex lint: not implemented yet")
+    import json
+
+    from guardlex.rules.lint import lint
+
+    findings = lint(args.paths)
+    if args.no_warnings:
+        findings = [f for f in findings if f.level == "ERROR"]
+    errors = sum(1 for f in findings if f.level == "ERROR")
+    warnings = len(findings) - errors
+    if args.json:
+        print(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2))
+    else:
+        for f in findings:
+            print(f)
+        print(f"{errors} error(s), {warnings} warning(s)")
+    return 1 if errors else 0

@@ -1,4 +1,4 @@
-"""`guardlex route` (placeholder until its issue lands)."""
+"""`guardlex route TEXT`: where a question goes (refuse, overview or retrieve)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,77 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("route", help="(not yet implemented)")
+    p = sub.add_parser(
+        "route",
+        help="route a question: refuse, overview or retrieve",
+        description="Route a question with the locale packs (SPEC section 5).",
+    )
+    p.add_argument("text", nargs="?", help="the question (omit with --jsonl)")
+    p.add_argument("--previous", metavar="TEXT", help="the previous question of the conversation")
+    p.add_argument("--json", action="store_true", help="print the route as JSON")
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='batch mode: read {"text": ..., "previous": ...} per line on stdin, '
+        "write one JSON route per line",
+    )
+    p.add_argument(
+        "--locale",
+        action="append",
+        metavar="CODE",
+        help="load only this locale (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--subject",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name the subject is referred to by (repeatable)",
+    )
+    p.add_argument(
+        "--packs", action="append", default=[], metavar="DIR", help="extra pack directory"
+    )
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("guardlex route: not implemented yet")
+    import json
+    import sys
+
+    from guardlex.errors import GuardlexError
+    from guardlex.rules import load_packs
+
+    packs = load_packs(args.locale, subject_names=args.subject, paths=args.packs)
+    if args.jsonl:
+        status = 0
+        for lineno, line in enumerate(sys.stdin, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                if isinstance(item, str):
+                    item = {"text": item}
+                if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                    raise ValueError('expected {"text": "...", "previous": "..."}')
+                out = packs.route(item["text"], item.get("previous")).to_dict()
+            except (ValueError, TypeError, GuardlexError) as exc:
+                out = {"error": f"line {lineno}: {exc}"}
+                status = 1
+            print(json.dumps(out, ensure_ascii=False), flush=False)
+        return status
+    if args.text is None:
+        raise GuardlexError("give the question as TEXT, or use --jsonl to read from stdin")
+    route = packs.route(args.text, args.previous)
+    if args.json:
+        print(json.dumps(route.to_dict(), ensure_ascii=False))
+    else:
+        parts = [route.kind]
+        for name in ("category", "topic", "locale", "rule_id"):
+            value = getattr(route, name)
+            if value:
+                parts.append(f"{name}={value}")
+        if route.span:
+            s, e = route.span
+            parts.append(f"span={s}:{e} {args.text[s:e]!r}")
+        print(" ".join(parts))
+    return 0

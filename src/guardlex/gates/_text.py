@@ -1,0 +1,196 @@
+"""String facts the gates compare: numbers, URLs and e-mail addresses as whole tokens.
+
+Both gates decide by comparing strings, never meaning, so everything here works on
+normalised text (``guardlex.normalise``): Persian and Arabic-Indic digits are already
+ASCII, the Arabic decimal separator is ``.``, letters are case-folded. What this module
+adds is the notion of a *value token* and its comparable form:
+
+* a number is a maximal run of digits with its separators, so ``2025`` never yields
+  ``20`` and ``200`` never matches ``20``; ``1,500`` and ``1500`` compare equal,
+  ``3.50`` and ``3.5`` too, and ``1.500`` may be either 1500 (German) or 1.5
+  (English), so it carries both readings;
+* URLs compare without scheme, ``www.`` and a trailing slash;
+* e-mail addresses compare as written (after normalisation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import regex
+
+from guardlex.errors import InputTooLargeError
+from guardlex.normalise import count_words, normalise, normalise_with_offsets
+
+#: Every regex match in the gates runs with this timeout (seconds).
+TIMEOUT = 1.0
+
+
+__all__ = ["count_words", "normalise", "normalise_with_offsets"]  # one import place for the gates
+
+
+def check_size(text: str, limit: int, what: str) -> None:
+    """Refuse input above ``limit`` characters with a message that says what to do."""
+    if len(text) > limit:
+        raise InputTooLargeError(
+            f"{what} has {len(text)} characters; the limit is {limit}. "
+            "Split it or raise the limit explicitly."
+        )
+
+
+# ---------------------------------------------------------------------------------
+# Value tokens
+
+_COMMON_TLDS = (
+    "com|org|net|io|dev|ai|co|edu|gov|info|app|me|uk|de|ru|fr|es|pt|br|cn|ir|in|eu|us|"
+    "ca|au|it|nl|ch|at|jp|kr|tw|hk|sa|ae|eg|mx|ar|cl|xyz|tech|site|online|blog|page"
+)
+_URL = regex.compile(
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\[\]{}|\\^`]+"
+    r"|(?<![\w@.-])[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
+    r"\.(?:" + _COMMON_TLDS + r")(?![\w@-])(?:/[^\s<>\"'\[\]{}|\\^`]*)?",
+)
+_EMAIL = regex.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_NUMBER = regex.compile(r"(?<![\d])\d+(?:[.,]\d+)*(?![\d])")
+# "1. Item" or "- 2) item" at the start of a sentence enumerates; it states no value.
+_ENUMERATOR = regex.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)](?=\s)")
+_TRAILING = ".,;:!?)]}'\"»”’、。，；：！？"
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value token found in normalised text.
+
+    ``kind`` is ``"number"``, ``"url"`` or ``"email"``; ``text`` the token as it stands in
+    the normalised text; ``keys`` the comparable forms (a number may have two readings);
+    ``start``/``end`` its span in the normalised text.
+    """
+
+    kind: str
+    text: str
+    keys: frozenset[str]
+    start: int
+    end: int
+
+
+def _canon_decimal(integer: str, fraction: str = "") -> str:
+    integer = integer.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{integer}.{fraction}" if fraction else integer
+
+
+def number_readings(token: str) -> list[frozenset[str]]:
+    """Comparable readings of a digit run with separators, one set per number it holds.
+
+    A run that is not a well-formed grouped or decimal number (a date ``01.05.2023``, a
+    version ``1.2.3``) stands for several numbers, each compared on its own.
+
+    >>> number_readings("1,500")
+    [frozenset({'1500'})]
+    >>> sorted(number_readings("1.500")[0])
+    ['1.5', '1500']
+    >>> number_readings("3,50")
+    [frozenset({'3.5'})]
+    >>> [sorted(r) for r in number_readings("01.05.2023")]
+    [['1'], ['5'], ['2023']]
+    """
+    parts = regex.split(r"([.,])", token)
+    groups = parts[0::2]
+    seps = parts[1::2]
+    if not seps:
+        return [frozenset({_canon_decimal(token)})]
+    kinds = set(seps)
+    if len(kinds) == 2:
+        dec = seps[-1]
+        grouping = seps[:-1]
+        well_formed = all(s != dec for s in grouping) and all(len(g) == 3 for g in groups[1:-1])
+        if well_formed and 1 <= len(groups[0]) <= 3:
+            return [frozenset({_canon_decimal("".join(groups[:-1]), groups[-1])})]
+    elif len(seps) == 1:
+        head, tail = groups
+        if len(tail) == 3 and 1 <= len(head) <= 3:
+            if seps[0] == ",":
+                return [frozenset({_canon_decimal(head + tail)})]
+            return [frozenset({_canon_decimal(head + tail), _canon_decimal(head, tail)})]
+        return [frozenset({_canon_decimal(head, tail)})]
+    elif 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
+        return [frozenset({_canon_decimal("".join(groups))})]
+    return [frozenset({_canon_decimal(g)}) for g in groups]
+
+
+def _url_key(url: str) -> str:
+    key = regex.sub(r"^(?:(?:https?|ftp)://)?(?:www\.)?", "", url, timeout=TIMEOUT)
+    return key.rstrip("/")
+
+
+def _strip_trailing(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1] in _TRAILING:
+        # keep a closing bracket that has its opening partner inside the token
+        if text[end - 1] == ")" and text.count("(", start, end) >= text.count(")", start, end):
+            break
+        end -= 1
+    return end
+
+
+def values(norm: str, *, skip_enumerator: bool = False) -> list[Value]:
+    """Every number, URL and e-mail address in normalised text, in order.
+
+    Numbers inside a URL or an address are part of that token, not numbers of their own.
+
+    >>> [(v.kind, v.text) for v in values("see https://x.org/v2, mail a.b@c.de or call 1,500.")]
+    [('url', 'https://x.org/v2'), ('email', 'a.b@c.de'), ('number', '1,500')]
+    """
+    found: list[Value] = []
+    masked = list(norm)
+    for m in _EMAIL.finditer(norm, timeout=TIMEOUT):
+        end = _strip_trailing(norm, m.start(), m.end())
+        text = norm[m.start() : end]
+        found.append(Value("email", text, frozenset({text}), m.start(), end))
+        masked[m.start() : end] = " " * (end - m.start())
+    masked_text = "".join(masked)
+    for m in _URL.finditer(masked_text, timeout=TIMEOUT):
+        end = _strip_trailing(masked_text, m.start(), m.end())
+        text = norm[m.start() : end]
+        if not text or "." not in text:
+            continue
+        found.append(Value("url", text, frozenset({_url_key(text)}), m.start(), end))
+        masked[m.start() : end] = " " * (end - m.start())
+    masked_text = "".join(masked)
+    skip_until = -1
+    if skip_enumerator:
+        em = _ENUMERATOR.match(masked_text, timeout=TIMEOUT)
+        if em:
+            skip_until = em.end()
+    for m in _NUMBER.finditer(masked_text, timeout=TIMEOUT):
+        if m.end() <= skip_until:
+            continue
+        readings = number_readings(m.group())
+        if len(readings) == 1:
+            found.append(Value("number", m.group(), readings[0], m.start(), m.end()))
+            continue
+        pos = m.start()
+        for group, keys in zip(regex.split(r"[.,]", m.group()), readings, strict=False):
+            found.append(Value("number", group, keys, pos, pos + len(group)))
+            pos += len(group) + 1
+    found.sort(key=lambda v: (v.start, v.end))
+    return found
+
+
+def value_keys(norm: str) -> frozenset[str]:
+    """All comparable keys of the values in normalised source text (for set lookups)."""
+    keys: set[str] = set()
+    for v in values(norm):
+        keys.update(_prefixed(v))
+    return frozenset(keys)
+
+
+def _prefixed(v: Value) -> Iterator[str]:
+    for k in v.keys:
+        yield f"{v.kind}:{k}"
+
+
+def supported(v: Value, keys: Iterable[str] | frozenset[str]) -> bool:
+    """Whether a value token occurs (as a whole token) among the given source keys."""
+    pool = keys if isinstance(keys, (set, frozenset)) else set(keys)
+    return any(k in pool for k in _prefixed(v))

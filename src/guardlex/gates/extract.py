@@ -1,0 +1,178 @@
+"""A small rule-based fact extractor, so the faithfulness pipeline runs without a model.
+
+It reads each sentence of each document and proposes candidate facts for one field:
+
+* a number whose attached units or clause words match the field name
+  (``price_per_seat`` <- "costs 8 EUR per seat per month"; ``存储空间`` <- "提供 100 GB 存储空间");
+* ``"unlimited"`` when the clause says so for a matching unit ("Enterprise: unlimited seats");
+* ``True``/``False`` when the field names a polarity pair and a clause carries that pair
+  (``tax_included`` <- "excluding tax" gives ``False``).
+
+Every fact's quote is the sentence exactly as it stands in the document, so ``accept``
+and ``resolve`` can verify it. The extractor proposes; the gates decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import regex
+
+from guardlex.gates._text import TIMEOUT, normalise
+from guardlex.gates._vocab import Vocab, default_packs, vocab_for
+from guardlex.gates.faithfulness import UNLIMITED, analyse
+from guardlex.gates.segment import split_sentences
+from guardlex.gates.types import Evidence, Fact, PacksLike
+
+_FIELD_SPLIT = regex.compile(r"[\s_\-./:]+")
+
+
+def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
+    """The field name's words, and those that follow a rate word (``per`` in price_per_seat)."""
+    tokens: list[str] = []
+    rates: set[str] = set()
+    after_per = False
+    for part in _FIELD_SPLIT.split(normalise(field)):
+        # a Han name has no separators: 每席位价格 is "per" + 席位价格
+        pieces = regex.split(r"(每)", part) if regex.match(r"\p{Han}", part or " ") else [part]
+        for t in pieces:
+            if not t:
+                continue
+            if t in vocab.per or t == "每":
+                after_per = True
+                continue
+            if len(t) >= 2 or regex.match(r"\p{Han}", t):
+                tokens.append(t)
+                if after_per:
+                    rates.add(t)
+            after_per = False
+    return tokens, rates
+
+
+def _similar(a: str, b: str) -> bool:
+    """Same word up to inflection or an attached article: a shared stem of 5+ characters,
+    or one word ending or starting the other (4+ characters)."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) >= 4 and (long_.startswith(short) or long_.endswith(short)):
+        return True
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    return prefix >= 5
+
+
+def _token_units(token: str, vocab: Vocab) -> set[str]:
+    """Canonical units a field word names (``seats`` -> seat; ``每席位价格`` -> seat)."""
+    found = {vocab.unit_of(token)} - {None}
+    if regex.match(r"\p{Han}", token) and vocab.unit_re is not None:
+        found |= {vocab.unit_of(m.group()) for m in vocab.unit_re.finditer(token, timeout=TIMEOUT)}
+    return {u for u in found if u}
+
+
+def _matches(token: str, words: Iterable[str], units: Iterable[str], vocab: Vocab) -> bool:
+    unit_set = set(units)
+    if _token_units(token, vocab) & unit_set:
+        return True
+    if regex.match(r"\p{Han}", token):
+        return any(token in w or w in token for w in words if len(w) >= 2)
+    return any(_similar(token, w) for w in words) or any(_similar(token, u) for u in unit_set)
+
+
+def extract_facts(
+    field: str,
+    documents: Iterable[Evidence | Mapping[str, Any]],
+    *,
+    subject: str | None = None,
+    packs: PacksLike | None = None,
+) -> list[Fact]:
+    """Candidate facts for ``field`` from the documents (each quote an exact sentence).
+
+    ``subject`` keeps only sentences that name it. The field name is matched loosely
+    against unit words and clause words, so name fields as a reader would
+    (``seats_included``, ``price_per_seat``, ``存储空间``, ``цена_за_место``).
+    """
+    vocab = vocab_for(packs if packs is not None else default_packs())
+    tokens, rates = _field_tokens(field, vocab)
+    if not tokens:
+        return []
+    polar_pairs = {
+        pair
+        for t in tokens
+        for form, entries in vocab.polarity_of.items()
+        if t in form.split() or (regex.match(r"\p{Han}", t) and t in form)
+        for pair, _ in entries
+    }
+    norm_subject = normalise(subject) if subject else None
+    facts: list[Fact] = []
+    for item in documents:
+        doc = item if isinstance(item, Evidence) else Evidence.from_mapping(item)
+        for sentence in split_sentences(doc.text, vocab.is_abbreviation):
+            if sentence not in doc.text:
+                continue
+            if norm_subject and norm_subject not in normalise(sentence):
+                continue
+            facts.extend(
+                _from_sentence(field, sentence, doc.doc, tokens, rates, polar_pairs, vocab, subject)
+            )
+    return facts
+
+
+def _from_sentence(
+    field: str,
+    sentence: str,
+    doc: str,
+    tokens: Sequence[str],
+    rates: set[str],
+    polar_pairs: set[int],
+    vocab: Vocab,
+    subject: str | None,
+) -> list[Fact]:
+    an = analyse(sentence, vocab, sentences=False)
+    out: list[Fact] = []
+    clause_words = [
+        [w for w in regex.findall(r"\w+", c.text, timeout=TIMEOUT) if not w.isdigit()]
+        for c in an.clauses
+    ]
+    polar_words = {w for form in vocab.polarity_of for w in form.split()}
+    # the words that name the thing counted or priced, not its polarity ("tax" in tax_included)
+    other_tokens = [t for t in tokens if not any(_similar(t, w) for w in polar_words)]
+    count_tokens = [t for t in other_tokens if t not in rates]
+    # numbers
+    for n in an.numbers:
+        if rates:
+            # a price per seat needs "per seat" attached; "20 seats" is a count, not a rate
+            hit = all(_matches(t, (), n.rate, vocab) for t in rates)
+        elif n.units:
+            # a count: its own unit must be the field's ("20 seats"); "8 per seat" is a rate
+            hit = any(_matches(t, (), n.units - n.rate, vocab) for t in other_tokens)
+        else:
+            # a bare number: the field's words must be in its clause ("50 GB of storage")
+            hit = any(
+                _matches(t, clause_words[n.clause], an.clauses[n.clause].units, vocab)
+                for t in other_tokens
+            )
+        if hit:
+            out.append(Fact(field, n.value.text, sentence, doc, subject))
+    # unlimited: a count without a limit ("Enterprise: unlimited seats")
+    for idx, c in enumerate(an.clauses):
+        if c.unlimited and any(
+            _matches(t, clause_words[idx], c.units, vocab) for t in count_tokens
+        ):
+            out.append(Fact(field, UNLIMITED, sentence, doc, subject))
+    # polarity, unless the field was answered with a number here ("includes 20 seats")
+    if polar_pairs and not out:
+        for idx, c in enumerate(an.clauses):
+            signs = {p.sign for p in c.polar if p.pair in polar_pairs}
+            if len(signs) != 1:
+                continue
+            if other_tokens and not any(
+                _matches(t, clause_words[idx], c.units, vocab) for t in other_tokens
+            ):
+                continue
+            out.append(Fact(field, signs.pop() == "+", sentence, doc, subject))
+    return out

@@ -1,0 +1,298 @@
+"""The streaming sentence gate: hold text until a sentence ends, check it, release it.
+
+Four checks, each a fact about strings (SPEC §7), in this order:
+
+1. ``marker_out_of_range``: every citation marker ``[n]`` names a supplied source
+   (``1 <= n <= len(sources)``; ``[1][3]`` and ``[1, 3]`` cite two);
+2. ``first_person``: no first-person word (``Packs.first_person``, in the reader's
+   locale when the gate knows it, else the sentence's own);
+3. ``marker_missing``: a sentence with a value, or with at least ``min_words`` words
+   (``count_words``), carries a marker; a short connective sentence may pass without;
+4. ``unsupported_value``: every number, URL and e-mail address occurs as a whole token
+   in a *cited* source, after normalisation (``۲۰`` is ``20``, ``1,500`` is ``1500``,
+   ``20`` is not supported by ``2025`` or ``200``).
+
+With ``faithful=True`` (the default) a sentence that passed those is also audited
+against its cited sources for a changed unit, a flipped polarity, an "unlimited" given
+as a number and (with ``subjects``) a number moved to another subject, with the codes
+of ``audit``. On a violation the sentences already released stay, the violating one is
+never released, the cancellation hook runs, and the reader gets the fixed gate-stop
+message; a stream that ends mid-sentence gets the truncation notice instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import regex
+
+from guardlex.gates._text import (
+    TIMEOUT,
+    check_size,
+    count_words,
+    normalise,
+    normalise_with_offsets,
+    supported,
+    value_keys,
+    values,
+)
+from guardlex.gates._vocab import default_packs, vocab_for
+from guardlex.gates.segment import MARKER, MAX_SENTENCE_CHARS, Segmenter
+from guardlex.gates.types import (
+    FIRST_PERSON,
+    MARKER_MISSING,
+    MARKER_OUT_OF_RANGE,
+    SENTENCE_TOO_LONG,
+    UNSUPPORTED_VALUE,
+    Event,
+    PacksLike,
+    Released,
+    Stopped,
+    Truncated,
+    Verdict,
+)
+
+#: A sentence with at least this many words (``count_words``) is substantive and needs a
+#: marker. Shorter sentences without values ("In short:", "Here are the details.") pass.
+MIN_WORDS = 5
+#: Limits: characters per source and for all sources together.
+MAX_SOURCE_CHARS = 1_000_000
+MAX_SOURCES_CHARS = 5_000_000
+
+_MARKER_WITH_SPACE = regex.compile(r"[ \t\u00a0\u202f\u3000]*" + MARKER.pattern)
+_VALUE_HINT = regex.compile(r"\d|@|\w\.\w")
+
+#: English fallbacks for a pack without the message (never shown when packs are complete).
+_FALLBACK_MESSAGES = {
+    "gate_stop": (
+        "The rest of this answer has been withheld because the sources of this site "
+        "could not confirm it."
+    ),
+    "truncated": "The answer was cut off before it was finished. Please try again.",
+}
+
+
+def strip_markers(text: str) -> str:
+    """The text as a reader sees it: citation markers and the space before them removed."""
+    return _MARKER_WITH_SPACE.sub("", text, timeout=TIMEOUT)
+
+
+def _marker_numbers(marker: str) -> list[int]:
+    return [int(d) for d in regex.findall(r"\d+", marker, timeout=TIMEOUT)]
+
+
+class SentenceGate:
+    """Check sentences of a model's answer against the numbered sources it was given.
+
+    ``sources`` are the texts shown to the model as ``[1]``, ``[2]`` ... in order. Their
+    value tokens are computed once here, so ``check`` costs one normalisation of the
+    sentence. ``packs`` default to the shipped packs. ``locale`` is the reader's locale
+    (for the first-person list and the fixed messages); without it both follow the
+    detected language of the text. ``on_cancel`` is called once when a stream is
+    stopped, so the caller can cancel generation.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        packs: PacksLike | None = None,
+        locale: str | None = None,
+        min_words: int = MIN_WORDS,
+        on_cancel: Callable[[], Any] | None = None,
+        *,
+        faithful: bool = True,
+        subjects: Sequence[str] = (),
+        max_sentence_chars: int = MAX_SENTENCE_CHARS,
+    ) -> None:
+        if isinstance(sources, str):
+            sources = [sources]
+        for i, src in enumerate(sources, 1):
+            check_size(src, MAX_SOURCE_CHARS, f"source [{i}]")
+        check_size("x" * sum(len(s) for s in sources), MAX_SOURCES_CHARS, "the sources together")
+        if min_words < 1:
+            raise ValueError("min_words must be at least 1")
+        self.sources = tuple(sources)
+        self.packs: PacksLike = packs if packs is not None else default_packs()
+        self.locale = locale
+        if locale is not None:
+            self.packs.messages(locale)  # an unknown locale fails here, not mid-stream
+        self.min_words = min_words
+        self.on_cancel = on_cancel
+        self.max_sentence_chars = max_sentence_chars
+        self._vocab = vocab_for(self.packs)
+        self._keys = [value_keys(normalise(s)) for s in self.sources]
+        self._fp_takes_locale = "locale" in inspect.signature(self.packs.first_person).parameters
+        self._auditor = None
+        if faithful:
+            from guardlex.gates.faithfulness import Auditor
+
+            self._auditor = Auditor(self.sources, packs=self.packs, subjects=subjects)
+
+    # -- one sentence -----------------------------------------------------------------
+    def check(self, sentence: str) -> Verdict:
+        """The verdict on one complete sentence (markers included, as the model wrote it)."""
+        check_size(sentence, self.max_sentence_chars, "the sentence")
+        return self._verdict(sentence)
+
+    def _verdict(self, sentence: str) -> Verdict:
+        text = sentence.strip()
+        cited: list[int] = []
+        for m in MARKER.finditer(text, timeout=TIMEOUT):
+            for n in _marker_numbers(m.group()):
+                if not 1 <= n <= len(self.sources):
+                    return Verdict(False, MARKER_OUT_OF_RANGE, m.group())
+                if n not in cited:
+                    cited.append(n)
+        plain = strip_markers(text)
+        if not plain.strip():
+            return Verdict(True)
+        hit = self._first_person(plain)
+        if hit is not None:
+            return Verdict(False, FIRST_PERSON, hit.word)
+        found = []
+        if _VALUE_HINT.search(plain, timeout=TIMEOUT):
+            found = values(normalise(plain), skip_enumerator=True)
+        if not cited:
+            if found or count_words(plain) >= self.min_words:
+                return Verdict(False, MARKER_MISSING, "")
+            return Verdict(True)
+        if found:
+            keys = frozenset().union(*(self._keys[n - 1] for n in cited))
+            for v in found:
+                if not supported(v, keys):
+                    # offsets are costly, so they are computed only to report a violation
+                    a, b = normalise_with_offsets(plain).source_span(v.start, v.end)
+                    return Verdict(False, UNSUPPORTED_VALUE, plain[a:b].strip() or v.text)
+        if self._auditor is not None:
+            problems = self._auditor.audit(plain, which=[n - 1 for n in cited], numbers=False)
+            if problems:
+                return Verdict(False, problems[0].code, problems[0].token)
+        return Verdict(True)
+
+    def _first_person(self, text: str) -> Any:
+        if self._fp_takes_locale:
+            return self.packs.first_person(text, locale=self.locale)
+        return self.packs.first_person(text)
+
+    def message(self, key: str, text: str = "") -> tuple[str, str]:
+        """The fixed message ``key`` in the reader's locale, and that locale."""
+        locale = self.locale or (self.packs.detect_locale(text) if text.strip() else "en")
+        for loc in (locale, "en"):
+            try:
+                msg = self.packs.messages(loc).get(key)
+            except LookupError:
+                msg = None
+            if msg:
+                return str(msg).strip(), loc
+        return _FALLBACK_MESSAGES.get(key, key), locale
+
+    # -- streams ------------------------------------------------------------------------
+    def open(self) -> GateStream:
+        """A push-style stream: ``feed(chunk)`` and ``finish()`` return events."""
+        return GateStream(self)
+
+    def stream(self, chunks: Iterable[str]) -> Iterator[Event]:
+        """Gate a stream of text chunks; yields ``Released``, then at most one ``Stopped``
+        or ``Truncated``. After a stop the chunk iterator is closed (when it can be)."""
+        run = self.open()
+        iterator = iter(chunks)
+        try:
+            for chunk in iterator:
+                yield from run.feed(chunk)
+                if run.done:
+                    return
+            yield from run.finish()
+        finally:
+            if run.stopped:
+                close = getattr(iterator, "close", None)
+                if callable(close):
+                    close()
+
+    async def astream(self, chunks: AsyncIterable[str]) -> AsyncIterator[Event]:
+        """The async variant of ``stream`` for async token streams."""
+        run = self.open()
+        iterator = chunks.__aiter__()
+        try:
+            async for chunk in iterator:
+                for event in run.feed(chunk):
+                    yield event
+                if run.done:
+                    return
+            for event in run.finish():
+                yield event
+        finally:
+            if run.stopped:
+                aclose = getattr(iterator, "aclose", None)
+                if callable(aclose):
+                    await aclose()
+
+
+class GateStream:
+    """One answer passing through a gate, fed chunk by chunk (see ``SentenceGate.open``)."""
+
+    def __init__(self, gate: SentenceGate) -> None:
+        self.gate = gate
+        self._seg = Segmenter(gate._vocab.is_abbreviation, max_chars=gate.max_sentence_chars)
+        self._seen: list[str] = []
+        self.done = False
+        self.stopped = False
+
+    def feed(self, chunk: str) -> list[Event]:
+        """Add a chunk; return the events it completes (nothing after a stop)."""
+        if self.done:
+            return []
+        if not isinstance(chunk, str):
+            raise TypeError(f"chunks must be str, not {type(chunk).__name__}")
+        events = self._handle(self._seg.feed(chunk))
+        if not self.done and self._seg.too_long:
+            events.append(self._stop(SENTENCE_TOO_LONG, "", self._seg.pending))
+        return events
+
+    def finish(self) -> list[Event]:
+        """End of stream: the last sentences, then a ``Truncated`` for an unfinished tail."""
+        if self.done:
+            return []
+        sentences, tail = self._seg.finish()
+        events = self._handle(sentences)
+        if self.done:
+            return events
+        if self._seg.too_long:
+            events.append(self._stop(SENTENCE_TOO_LONG, "", tail))
+            return events
+        self.done = True
+        if tail:
+            message, locale = self.gate.message("truncated", "".join(self._seen) + tail)
+            events.append(Truncated(message, tail.strip(), locale))
+        return events
+
+    def _handle(self, pieces: list[str]) -> list[Event]:
+        events: list[Event] = []
+        for piece in pieces:
+            verdict = self.gate._verdict(piece)
+            if not verdict.ok:
+                events.append(self._stop(verdict.reason or "", verdict.token, piece))
+                break
+            self._seen.append(piece)
+            body = piece.strip()
+            lead = piece[: len(piece) - len(piece.lstrip())]
+            shown = strip_markers(body)
+            if shown:
+                markers = tuple(
+                    dict.fromkeys(
+                        n
+                        for m in MARKER.finditer(body, timeout=TIMEOUT)
+                        for n in _marker_numbers(m.group())
+                    )
+                )
+                events.append(Released(lead + shown, markers))
+        return events
+
+    def _stop(self, reason: str, token: str, sentence: str) -> Stopped:
+        self.done = True
+        self.stopped = True
+        message, locale = self.gate.message("gate_stop", "".join(self._seen) + sentence)
+        if self.gate.on_cancel is not None:
+            self.gate.on_cancel()
+        return Stopped(reason, token, message, sentence.strip(), locale)

@@ -1,0 +1,23 @@
+"""The one normaliser of guardlex (SPEC §3), word counting and keyword extraction.
+
+Every rule, stopword list, lexicon and value check works on ``normalise(text)``.
+``normalise_with_offsets`` maps each output character back to the input, ``explain``
+shows which step changed what, ``count_words`` and ``keywords`` work on normalised text.
+The individual steps are in :mod:`guardlex.normalise.steps`.
+"""
+
+from __future__ import annotations
+
+from guardlex.normalise._core import Normalised, Step, explain, normalise, normalise_with_offsets
+from guardlex.normalise.words import count_words, is_han, keywords
+
+__all__ = [
+    "Normalised",
+    "Step",
+    "count_words",
+    "explain",
+    "is_han",
+    "keywords",
+    "normalise",
+    "normalise_with_offsets",
+]

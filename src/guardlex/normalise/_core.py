@@ -1,0 +1,422 @@
+"""The fused normaliser, its offset-tracking twin, and ``explain``."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from guardlex.normalise import _tables as T
+from guardlex.normalise import steps as S
+
+_MAX_PASSES = 4
+
+
+def _check(text: object, func: str) -> str:
+    if type(text) is str:
+        return text
+    if isinstance(text, str):
+        return str.__str__(text)
+    shown = repr(text)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    raise TypeError(f"{func}() expects a str, got {type(text).__name__}: {shown}")
+
+
+# UTF-8 lead bytes (and ASCII letters) of every block that holds a Latin letter, a
+# combining mark, or a Cyrillic or Greek letter. A string whose encoding has none of the
+# first kind, or none of the second, cannot contain a mark after a Latin letter or a
+# token mixing scripts, so the regex that handles those is skipped (it is the costliest
+# call for a short line). Whole lead-byte blocks are kept, so the test errs only towards
+# running the regex.
+def _keep_only(keep: bytes) -> bytes:
+    return bytes(b for b in range(256) if b not in keep)
+
+
+_DEL_BUT_LATIN = _keep_only(
+    bytes(range(0x61, 0x7B)) + bytes(range(0xC3, 0xCB)) + b"\xe1\xe2\xea\xef\xf0"
+)
+_DEL_BUT_MARK_CYR_GREEK = _keep_only(
+    bytes(range(0xCC, 0xE4)) + b"\xea\xef\xf0\xf3"
+)
+_DEL_BUT_GREEK = _keep_only(b"\xcd\xce\xcf\xe1\xf0")
+_DEL_BUT_CYRILLIC = _keep_only(bytes(range(0xD0, 0xD5)) + b"\xe1\xe2\xea\xf0")
+
+
+def _split_zwnj_early(s: str) -> str:
+    """Step 6 applied before step 5: neighbours are found across diacritics and ZWNJ.
+
+    Each ZWNJ becomes a space or nothing; the spaces of one run collapse in step 10.
+    The common case, a single ZWNJ between two letters, needs no scanning.
+    """
+    letters = T.chars_matching(S.ARABIC_LETTER)
+    skip = _zwnj_skip()
+    parts = s.split("\u200c")
+    out = [parts[0]]
+    for k in range(1, len(parts)):
+        left = parts[k - 1][-1:]
+        right = parts[k][:1]
+        if left in letters and right in letters:
+            out.append(" ")
+        elif not left or not right or left in skip or right in skip:
+            return _split_zwnj_scan(s)
+        out.append(parts[k])
+    return "".join(out)
+
+
+def _split_zwnj_scan(s: str) -> str:
+    skip = _zwnj_skip()
+    letters = T.chars_matching(S.ARABIC_LETTER)
+    n = len(s)
+    out: list[str] = []
+    pos = 0
+    i = s.find(T.ZWNJ)
+    while i != -1:
+        k = i - 1
+        while k >= 0 and s[k] in skip:
+            k -= 1
+        j = i + 1
+        while j < n and s[j] in skip:
+            j += 1
+        out.append(s[pos:i])
+        if k >= 0 and j < n and s[k] in letters and s[j] in letters:
+            out.append(" ")
+        pos = i + 1
+        i = s.find(T.ZWNJ, pos)
+    out.append(s[pos:])
+    return "".join(out)
+
+
+@lru_cache(maxsize=None)
+def _zwnj_skip() -> frozenset[str]:
+    return frozenset(T.ARABIC_DIACRITICS + T.ZWNJ)
+
+
+_FUSED: list[object] = []  # [list table, astral dict], filled on first use
+
+
+def _one_pass(s: str) -> str:
+    """One run of every step, fused into as few passes over the string as possible."""
+    if s.isascii():
+        # ASCII is NFKC-stable, casefolds like lower(), and has no digit, mark, format
+        # character or homoglyph to fold: only case and whitespace remain.
+        return " ".join(s.lower().split())
+    if not unicodedata.is_normalized("NFKC", s):
+        s = unicodedata.normalize("NFKC", s)
+    s = s.casefold()
+    if "\u200c" in s:
+        s = _split_zwnj_early(s)
+    # The UTF-8 form, taken before the table, answers two questions cheaply: are there
+    # characters beyond the list table (lead byte F3: the plane-14 tags), and can the
+    # text hold a mark after a Latin letter or a mixed-script token. The table only
+    # removes characters or maps them into classes already present, so the answer
+    # stays conservative after it.
+    b = s.encode("utf-8", "surrogatepass")
+    if not _FUSED:
+        _FUSED.extend(T.fused_table())
+    s = s.translate(_FUSED[0])
+    if b"\xf3" in b:
+        s = s.translate(_FUSED[1])
+    if "  " in s or s.startswith(" ") or s.endswith(" "):
+        s = " ".join(s.split())
+    if not s.isascii() and (
+        (b.translate(None, _DEL_BUT_LATIN) and b.translate(None, _DEL_BUT_MARK_CYR_GREEK))
+        or (b.translate(None, _DEL_BUT_GREEK) and b.translate(None, _DEL_BUT_CYRILLIC))
+    ):
+        s = S._re(S.LATIN_MARKS).sub(r"\1", s, timeout=S.timeout_for(s))
+        s = S.fold_homoglyphs(s)
+    return s
+
+
+def _is_fixed(s: str) -> bool:
+    """True when one more pass provably changes nothing (the common case).
+
+    Every pass ends case-folded (``casefold`` is idempotent, and the tables only
+    produce case-folded characters), so the only thing a further pass can change is
+    what NFKC changes: a format character or ZWNJ removed between a letter and its
+    combining mark, or the decomposed form ``casefold`` gives letters like 'ΐ'.
+    """
+    return s.isascii() or unicodedata.is_normalized("NFKC", s)
+
+
+def normalise(text: str) -> str:
+    """Normalise ``text`` as SPEC §3 describes; every rule works on this form.
+
+    Idempotent and total: any ``str`` is accepted (lone surrogates and control
+    characters pass through; they are not format characters), anything else raises
+    ``TypeError``. In rare inputs a later step exposes something an earlier step would
+    have changed (removing a format character between a letter and its combining mark);
+    the steps are then applied again until nothing changes.
+
+    >>> normalise("  Сколько СТОИТ  ёлка?  ")
+    'сколько стоит елка?'
+    >>> normalise("قيمت اين كتاب چند است؟")
+    'قیمت این کتاب چند است؟'
+    >>> normalise("Wie viel kostet die Straße?")
+    'wie viel kostet die strasse?'
+    """
+    if type(text) is not str:
+        text = _check(text, "normalise")
+    if text.isascii():
+        return " ".join(text.lower().split())
+    out = _one_pass(text)
+    if out.isascii() or unicodedata.is_normalized("NFKC", out):
+        return out
+    for _ in range(_MAX_PASSES):
+        nxt = _one_pass(out)
+        if nxt == out or _is_fixed(nxt):
+            return nxt
+        out = nxt
+    return out
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """Normalised text plus, per output character, where in the input it came from.
+
+    ``offsets[i]`` is the index in the input of the (first) character output character
+    ``i`` came from; ``ends[i]`` is the end of that source character or cluster, so a
+    match ``[start, end)`` in ``text`` maps back with :meth:`source_span`.
+    """
+
+    text: str
+    offsets: tuple[int, ...]
+    ends: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    source_length: int = field(default=-1, repr=False, compare=False)
+
+    def source_span(self, start: int, end: int) -> tuple[int, int]:
+        """The input span ``[a, b)`` that output span ``[start, end)`` came from.
+
+        ``b`` covers the whole of the last source character or cluster (a letter and the
+        accents the normaliser removed from it, a ligature, a ZWNJ run).
+
+        >>> n = normalise_with_offsets("Ｃafé\u0301 now")
+        >>> n.text
+        'cafe now'
+        >>> n.source_span(0, 4)
+        (0, 5)
+        """
+        n = len(self.text)
+        if not (0 <= start <= end <= n):
+            raise ValueError(f"span [{start}, {end}) is outside the text (length {n})")
+        if start == end:
+            if start < n:
+                return (self.offsets[start], self.offsets[start])
+            last = self.source_length if self.source_length >= 0 else self._guess_end(n - 1)
+            return (last, last)
+        if self.ends:
+            return (self.offsets[start], self.ends[end - 1])
+        return (self.offsets[start], self._guess_end(end - 1))
+
+    def _guess_end(self, i: int) -> int:
+        if i < 0:
+            return 0
+        here = self.offsets[i]
+        for later in self.offsets[i + 1 :]:
+            if later > here:
+                return later
+        return self.source_length if self.source_length >= 0 else here + 1
+
+
+# ---------------------------------------------------------------------------- offsets
+# A working text is a list of units (char, start, end): the output character and the
+# input range it stands for. Each function mirrors one fused operation of _one_pass.
+
+_Unit = tuple[str, int, int]
+
+
+@lru_cache(maxsize=None)
+def _unsafe_starts() -> frozenset[str]:
+    """Characters before which NFKC of a concatenation may differ from concatenation.
+
+    A segment boundary is safe before a character whose NFKC starts with a starter that
+    never combines with what precedes it (this is ICU's "has boundary before").
+    """
+    backward: set[str] = set(map(chr, range(0x1161, 0x1176))) | set(
+        map(chr, range(0x11A8, 0x11C3))
+    )
+    for cp in range(0x20000):
+        ch = chr(cp)
+        d = unicodedata.decomposition(ch)
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                pair = chr(int(parts[0], 16)) + chr(int(parts[1], 16))
+                if unicodedata.normalize("NFC", pair) == ch:
+                    backward.add(pair[1])
+    unsafe = set(backward)
+    for cp in range(0x20000):
+        ch = chr(cp)
+        if unicodedata.combining(ch):
+            unsafe.add(ch)
+            continue
+        k = unicodedata.normalize("NFKC", ch)
+        if k and k != ch and (unicodedata.combining(k[0]) or k[0] in backward):
+            unsafe.add(ch)
+    return frozenset(unsafe)
+
+
+def _u_nfkc_casefold_a(units: list[_Unit]) -> list[_Unit]:
+    """NFKC per safe segment, then casefold and steps 3-5 per character."""
+    text = "".join(u[0] for u in units)
+    unsafe = _unsafe_starts() if not unicodedata.is_normalized("NFKC", text) else frozenset()
+    segs: list[list[_Unit]] = []
+    for u in units:
+        if segs and u[0] in unsafe:
+            segs[-1].append(u)
+        else:
+            segs.append([u])
+    table_a = T.table_a()
+    out: list[_Unit] = []
+    for seg in segs:
+        raw = "".join(u[0] for u in seg)
+        norm = unicodedata.normalize("NFKC", raw) if unsafe else raw
+        if norm == raw:
+            parts = [(u[0], u[1], u[2]) for u in seg]
+        else:
+            a, b = seg[0][1], seg[-1][2]
+            parts = [(ch, a, b) for ch in norm]
+        for ch, a, b in parts:
+            for c2 in ch.casefold():
+                c3 = table_a.get(c2, c2)
+                for c4 in c3:
+                    out.append((c4, a, b))
+    return out
+
+
+def _u_zwnj(units: list[_Unit]) -> list[_Unit]:
+    text = "".join(u[0] for u in units)
+    if T.ZWNJ not in text:
+        return units
+    out: list[_Unit] = []
+    pos = 0
+    for m in S._re(S.ZWNJ_AFTER_STEP5).finditer(text, timeout=S.timeout_for(text)):
+        out.extend(units[pos : m.start()])
+        out.append((" ", units[m.start()][1], units[m.end() - 1][2]))
+        pos = m.end()
+    out.extend(units[pos:])
+    return out
+
+
+def _u_table_b(units: list[_Unit]) -> list[_Unit]:
+    table_b = T.table_b()
+    out: list[_Unit] = []
+    for ch, a, b in units:
+        rep = table_b.get(ch, ch)
+        for c in rep:
+            out.append((c, a, b))
+    return out
+
+
+def _u_latin_marks(units: list[_Unit]) -> list[_Unit]:
+    text = "".join(u[0] for u in units)
+    out: list[_Unit] = []
+    pos = 0
+    for m in S._re(S.LATIN_MARKS).finditer(text, timeout=S.timeout_for(text)):
+        out.extend(units[pos : m.start()])
+        ch, a, _ = units[m.start()]
+        out.append((ch, a, units[m.end() - 1][2]))
+        pos = m.end()
+    out.extend(units[pos:])
+    return out
+
+
+def _u_whitespace(units: list[_Unit]) -> list[_Unit]:
+    out: list[_Unit] = []
+    run: list[_Unit] = []
+    for u in units:
+        if u[0].isspace():
+            run.append(u)
+            continue
+        if run:
+            if out:
+                out.append((" ", run[0][1], run[-1][2]))
+            run = []
+        out.append(u)
+    return out
+
+
+def _u_homoglyphs(units: list[_Unit]) -> list[_Unit]:
+    text = "".join(u[0] for u in units)
+    if text.isascii():
+        return units
+    folded = S.fold_homoglyph_units(text)
+    return [(ch, units[i][1], units[j - 1][2]) for ch, i, j in folded]
+
+
+def _units_pass(units: list[_Unit]) -> list[_Unit]:
+    units = _u_nfkc_casefold_a(units)
+    units = _u_zwnj(units)
+    units = _u_table_b(units)
+    units = _u_latin_marks(units)
+    units = _u_whitespace(units)
+    return _u_homoglyphs(units)
+
+
+def normalise_with_offsets(text: str) -> Normalised:
+    """Normalise and keep, for each output character, the input offset it came from.
+
+    The text is exactly ``normalise(text)``. Slower than ``normalise`` (it tracks every
+    character in Python), so use it where spans in the original text are needed.
+
+    >>> n = normalise_with_offsets("  Цена\u00a0за ﻙ ")
+    >>> n.text, n.offsets
+    ('цена за ک', (2, 3, 4, 5, 6, 7, 8, 9, 10))
+    """
+    s = _check(text, "normalise_with_offsets")
+    units: list[_Unit] = [(ch, i, i + 1) for i, ch in enumerate(s)]
+    units = _units_pass(units)
+    for _ in range(_MAX_PASSES):
+        out = "".join(u[0] for u in units)
+        if _is_fixed(out):
+            break
+        nxt = _units_pass(units)
+        if [u[0] for u in nxt] == [u[0] for u in units]:
+            break
+        units = nxt
+    return Normalised(
+        text="".join(u[0] for u in units),
+        offsets=tuple(u[1] for u in units),
+        ends=tuple(u[2] for u in units),
+        source_length=len(s),
+    )
+
+
+# ---------------------------------------------------------------------------- explain
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the normaliser that changed the text, for ``--explain``."""
+
+    name: str
+    before: str
+    after: str
+
+
+def explain(text: str) -> list[Step]:
+    """The steps that changed ``text``, in order, each with the text before and after.
+
+    The last ``after`` equals ``normalise(text)``. When a second pass is needed (see
+    ``normalise``), its steps are named with a ``" (pass 2)"`` suffix.
+
+    >>> for step in explain("Ｑué  ﻙ"):
+    ...     print(f"{step.name}: {step.before!r} -> {step.after!r}")
+    nfkc: 'Ｑué  ﻙ' -> 'Qué  ك'
+    casefold: 'Qué  ك' -> 'qué  ك'
+    arabic_letters: 'qué  ك' -> 'qué  ک'
+    latin_diacritics: 'qué  ک' -> 'que  ک'
+    whitespace: 'que  ک' -> 'que ک'
+    """
+    s = _check(text, "explain")
+    result: list[Step] = []
+    for n in range(1, _MAX_PASSES + 2):
+        start = s
+        for name, func in S.STEPS:
+            after = func(s)
+            if after != s:
+                result.append(Step(name if n == 1 else f"{name} (pass {n})", s, after))
+                s = after
+        if s == start or _is_fixed(s):
+            break
+    return result

@@ -1,0 +1,329 @@
+"""The normaliser's steps, one small pure ``str -> str`` function each.
+
+``guardlex.normalise`` runs a fused, faster version of these functions; this module is
+the readable reference, used by ``explain`` and by the tests, which check that the fused
+version and the chain of steps below always agree. The order is SPEC §3:
+
+ 1. :func:`nfkc`                    7. :func:`remove_format_chars`
+ 2. :func:`fold_case`               8. :func:`yo_to_ye`
+ 3. :func:`arabic_to_persian`       9. :func:`strip_latin_diacritics`
+ 4. :func:`ascii_digits`           10. :func:`collapse_whitespace`
+ 5. :func:`strip_arabic_diacritics` then :func:`traditional_to_simplified`
+ 6. :func:`split_zwnj`              and :func:`fold_homoglyphs`.
+
+The last two are the evasion defences of SPEC §3; they touch only Han characters and
+only tokens that mix Latin with Cyrillic or Greek letters, so they commute with the ten
+steps on ordinary text.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+
+import regex
+
+from guardlex.normalise import _tables as T
+
+__all__ = [
+    "STEPS",
+    "arabic_to_persian",
+    "ascii_digits",
+    "collapse_whitespace",
+    "fold_case",
+    "fold_homoglyphs",
+    "nfkc",
+    "remove_format_chars",
+    "split_zwnj",
+    "strip_arabic_diacritics",
+    "strip_latin_diacritics",
+    "traditional_to_simplified",
+    "yo_to_ye",
+]
+
+_V1 = regex.V1
+
+#: Arabic-script letters (the neighbours that turn a ZWNJ into a space). Tatweel is a
+#: "letter" to Unicode (Lm) but only a stretching stroke, and step 5 has removed it.
+ARABIC_LETTER = r"[[\p{Script=Arabic}&&\p{L}]--\u0640]"
+LATIN_LETTER = r"[\p{Script=Latin}&&\p{L}]"
+CYRILLIC_LETTER = r"[\p{Script=Cyrillic}&&\p{L}]"
+GREEK_LETTER = r"[\p{Script=Greek}&&\p{L}]"
+_DIAC = "[" + T.ARABIC_DIACRITICS + "]"
+
+
+def timeout_for(text: str) -> float:
+    """A generous regex time limit that grows with the input (all patterns are linear)."""
+    return 2.0 + len(text) * 2e-5
+
+
+@lru_cache(maxsize=None)
+def _re(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, _V1)
+
+
+# Step 6 as applied by the fused pipeline *before* steps 3-5 have run: the neighbours
+# of a ZWNJ run are looked for across the diacritics and tatweel that step 5 removes.
+ZWNJ_BEFORE_STEP5 = (
+    rf"(?<={ARABIC_LETTER}{_DIAC}*)\u200c+(?={_DIAC}*{ARABIC_LETTER})"  # noqa: RUF027
+)
+ZWNJ_AFTER_STEP5 = rf"(?<={ARABIC_LETTER})\u200c+(?={ARABIC_LETTER})"
+LATIN_MARKS = rf"({LATIN_LETTER})\p{{M}}+"
+MIXED_PAIR = (
+    rf"{LATIN_LETTER}\p{{M}}*[{CYRILLIC_LETTER}{GREEK_LETTER}]"
+    rf"|[{CYRILLIC_LETTER}{GREEK_LETTER}]\p{{M}}*{LATIN_LETTER}"
+    rf"|{CYRILLIC_LETTER}\p{{M}}*{GREEK_LETTER}|{GREEK_LETTER}\p{{M}}*{CYRILLIC_LETTER}"
+)
+TOKEN_CHAR = r"[\p{L}\p{M}]"
+
+
+def nfkc(text: str) -> str:
+    """Step 1: Unicode NFKC, so that look-alike encodings of one letter become one.
+
+    Arabic presentation forms, fullwidth letters and digits, ligatures and circled
+    numbers all fold to the characters a pattern author types.
+
+    >>> nfkc("ＧＰＴ ﻙ ﬁ ①")
+    'GPT ك fi 1'
+    """
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def fold_case(text: str) -> str:
+    """Step 2: full Unicode case folding, stronger than ``lower()``.
+
+    >>> fold_case("Straße ΣΟΦΟΣ Ёлка")
+    'strasse σοφοσ ёлка'
+    """
+    return text.casefold()
+
+
+def arabic_to_persian(text: str) -> str:
+    """Step 3: Arabic letter forms to their Persian counterparts.
+
+    Persian keyboards and Arabic keyboards type different code points for "the same"
+    yeh and kaf; rules are written once, in the Persian forms. Hamza-carrying alefs and
+    the ezafe heh fold to their bare letters; alef madda (آ) stays, it is a different
+    letter in Persian.
+
+    >>> arabic_to_persian("كيف حالك؟ مدرسة إلى آخر")
+    'کیف حالک؟ مدرسه الی آخر'
+    """
+    return text.translate(_arabic_table())
+
+
+def ascii_digits(text: str) -> str:
+    """Step 4: every decimal digit of every script to ASCII; Arabic separators too.
+
+    >>> ascii_digits("۱۴۰۳ و ٢٠٢٤ और २०२५, ٣٫٥ و ١٬٠٠٠")
+    '1403 و 2024 और 2025, 3.5 و 1,000'
+    """
+    return text.translate(_digit_table())
+
+
+def strip_arabic_diacritics(text: str) -> str:
+    """Step 5: harakat, superscript alef and tatweel removed (they are optional).
+
+    >>> strip_arabic_diacritics("مُحَمَّد رَحْمٰن كـــتاب")
+    'محمد رحمن كتاب'
+    """
+    return text.translate(_diacritic_table())
+
+
+def split_zwnj(text: str) -> str:
+    """Step 6: ZWNJ between Arabic-script letters -> space; any other ZWNJ removed.
+
+    Persian writes می‌خواهم with a zero-width non-joiner; rules see two tokens, the
+    same as the common spelling with a space. A ZWNJ elsewhere is only an evasion (it
+    would split a Latin keyword), so it disappears. A run of several ZWNJ counts as one.
+
+    >>> split_zwnj("می\u200cخواهم pr\u200cice")
+    'می خواهم price'
+    """
+    if T.ZWNJ not in text:
+        return text
+    text = _re(ZWNJ_AFTER_STEP5).sub(" ", text, timeout=timeout_for(text))
+    return text.replace(T.ZWNJ, "")
+
+
+def remove_format_chars(text: str) -> str:
+    """Step 7: every other format character (Unicode category Cf) removed.
+
+    Zero-width spaces and joiners, bidi marks, embeddings, overrides and isolates, the
+    soft hyphen, BOM and word joiner are invisible and only ever hide a word.
+
+    >>> remove_format_chars("pri\u200bce \u202eabc\u202c \u2066x\u2069 co\u00adst")
+    'price abc x cost'
+    """
+    return text.translate(_format_table())
+
+
+def yo_to_ye(text: str) -> str:
+    """Step 8: Russian ё -> е, as most Russian text is written without the dots.
+
+    >>> yo_to_ye("ещё всё")
+    'еще все'
+    """
+    return text.replace("ё", "е")
+
+
+def strip_latin_diacritics(text: str) -> str:
+    """Step 9: Latin letters lose their diacritics; other scripts keep their marks.
+
+    Equivalent to NFD, dropping every combining mark that follows a Latin base letter,
+    and recomposing: precomposed letters map to their base letter and any combining
+    marks still attached to a Latin letter are dropped. Cyrillic й, Devanagari matras
+    and nukta keep their marks.
+
+    >>> strip_latin_diacritics("¿cuánto cuesta? ça coûte für naïve x\u0301 й क़")
+    '¿cuanto cuesta? ca coute fur naive x й क़'
+    """
+    text = text.translate(_latin_table())
+    return _re(LATIN_MARKS).sub(r"\1", text, timeout=timeout_for(text))
+
+
+def collapse_whitespace(text: str) -> str:
+    """Step 10: every whitespace run -> one ASCII space; ends trimmed.
+
+    Whitespace is what ``str.isspace`` accepts: Unicode White_Space (NBSP, U+202F,
+    ideographic space, line and paragraph separators ...) plus the four ASCII
+    information separators U+001C-U+001F.
+
+    >>> collapse_whitespace("  price\u00a0list\u202f\u3000 now\\n")
+    'price list now'
+    """
+    return " ".join(text.split())
+
+
+def traditional_to_simplified(text: str) -> str:
+    """Traditional Chinese characters -> Simplified, so one pattern matches both.
+
+    The table is ICU's Traditional-Simplified transform applied one character at a
+    time (see ``tools/gen_tables.py``).
+
+    >>> traditional_to_simplified("請問價格多少？")
+    '请问价格多少？'
+    """
+    return text.translate(_t2s_table())
+
+
+def fold_homoglyphs(text: str) -> str:
+    """Fold look-alike letters of a minority script into a token's majority script.
+
+    "phоne" with a Cyrillic о becomes Latin "phone"; "цeна" with a Latin e becomes
+    Cyrillic "цена". Tokens written in one script are never touched, so Russian and
+    Greek words stay as they are. Ties go to Latin. A letter folded into Latin loses
+    any combining marks, as step 9 would have removed them.
+
+    >>> fold_homoglyphs("phоne цeна привет")
+    'phone цена привет'
+    """
+    return "".join(ch for ch, _, _ in fold_homoglyph_units(text))
+
+
+def fold_homoglyph_units(text: str) -> list[tuple[str, int, int]]:
+    """Homoglyph folding that also says where each output character came from.
+
+    Returns ``(char, start, end)`` triples: the output character and the index range of
+    ``text`` it replaces (a dropped combining mark widens the range of its letter).
+    """
+    units = [(ch, i, i + 1) for i, ch in enumerate(text)]
+    pair = _re(MIXED_PAIR)
+    if text.isascii() or pair.search(text, timeout=timeout_for(text)) is None:
+        return units
+    token_char = _re(TOKEN_CHAR)
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for m in pair.finditer(text, timeout=timeout_for(text)):
+        if m.start() < pos:
+            continue
+        a = m.start()
+        while a > pos and token_char.match(text, a - 1, a):
+            a -= 1
+        b = m.end()
+        while b < len(text) and token_char.match(text, b, b + 1):
+            b += 1
+        out.extend(units[pos:a])
+        out.extend((ch, a + i, a + j) for ch, i, j in _fold_token(text[a:b]))
+        pos = b
+    out.extend(units[pos:])
+    return out
+
+
+def _script_of(ch: str) -> str | None:
+    for name in ("Latin", "Cyrillic", "Greek"):
+        if _re(globals()[name.upper() + "_LETTER"]).match(ch):
+            return name
+    return None
+
+
+def _fold_token(token: str) -> list[tuple[str, int, int]]:
+    scripts = [_script_of(ch) for ch in token]
+    counts = {name: scripts.count(name) for name in ("Latin", "Cyrillic", "Greek")}
+    target = max(counts, key=lambda name: counts[name])  # first of equals: Latin wins
+    table = T.confusable_map().get(target, {})
+    out: list[tuple[str, int, int]] = []
+    dropping = False
+    for i, ch in enumerate(token):
+        script = scripts[i]
+        if script is None and dropping and _re(r"\p{M}").match(ch):
+            ch0, a, _ = out[-1]
+            out[-1] = (ch0, a, i + 1)
+            continue
+        dropping = False
+        if script is not None and script != target and ch in table:
+            out.append((table[ch], i, i + 1))
+            dropping = target == "Latin"
+        else:
+            out.append((ch, i, i + 1))
+    return out
+
+
+STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("nfkc", nfkc),
+    ("casefold", fold_case),
+    ("arabic_letters", arabic_to_persian),
+    ("digits", ascii_digits),
+    ("arabic_diacritics", strip_arabic_diacritics),
+    ("zwnj", split_zwnj),
+    ("format_chars", remove_format_chars),
+    ("yo", yo_to_ye),
+    ("latin_diacritics", strip_latin_diacritics),
+    ("whitespace", collapse_whitespace),
+    ("traditional_to_simplified", traditional_to_simplified),
+    ("homoglyphs", fold_homoglyphs),
+)
+"""Every step in order, as ``(name, function)``; the names appear in ``explain``."""
+
+
+@lru_cache(maxsize=None)
+def _arabic_table() -> dict[int, str]:
+    return str.maketrans(T.ARABIC_TO_PERSIAN)
+
+
+@lru_cache(maxsize=None)
+def _digit_table() -> dict[int, str]:
+    return str.maketrans(T.digit_map())
+
+
+@lru_cache(maxsize=None)
+def _diacritic_table() -> dict[int, None]:
+    return dict.fromkeys(map(ord, T.ARABIC_DIACRITICS))
+
+
+@lru_cache(maxsize=None)
+def _format_table() -> dict[int, None]:
+    return dict.fromkeys(map(ord, T.format_chars()))
+
+
+@lru_cache(maxsize=None)
+def _latin_table() -> dict[int, str]:
+    return str.maketrans(T.latin_base_map())
+
+
+@lru_cache(maxsize=None)
+def _t2s_table() -> dict[int, str]:
+    return str.maketrans(T.t2s_map())

@@ -1,0 +1,128 @@
+"""Word counting and keyword extraction on normalised text."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from types import ModuleType
+
+import regex
+
+from guardlex.normalise import steps as S
+from guardlex.normalise._core import _check, normalise
+
+#: Unicode Script=Han (Unicode 15.1), as code point ranges. ``tests/normalise`` checks
+#: these against the ``regex`` module's ``\p{Han}``.
+HAN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x2E80, 0x2E99),
+    (0x2E9B, 0x2EF3),
+    (0x2F00, 0x2FD5),
+    (0x3005, 0x3005),
+    (0x3007, 0x3007),
+    (0x3021, 0x3029),
+    (0x3038, 0x303B),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFA6D),
+    (0xFA70, 0xFAD9),
+    (0x16FE2, 0x16FE3),
+    (0x16FF0, 0x16FF6),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B81E),
+    (0x2B820, 0x2CEAD),
+    (0x2CEB0, 0x2EBE0),
+    (0x2EBF0, 0x2EE5D),
+    (0x2F800, 0x2FA1D),
+    (0x30000, 0x3134A),
+    (0x31350, 0x33479),
+)
+
+HAN_CLASS = "".join(
+    f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in HAN_RANGES
+)
+"""The Han ranges as the inside of a ``regex`` character class."""
+
+
+def is_han(ch: str) -> bool:
+    """True for a Han (Chinese) character: ideographs, radicals, 々 and 〇.
+
+    Chinese has no spaces between words, so word boundaries next to Han characters
+    need this test instead of ``\\b``.
+
+    >>> is_han("价"), is_han("價"), is_han("a"), is_han("。")
+    (True, True, False, False)
+    """
+    if len(ch) != 1:
+        raise ValueError(f"is_han() expects one character, got {len(ch)}: {ch[:20]!r}")
+    cp = ord(ch)
+    if cp < 0x2E80:
+        return False
+    return any(a <= cp <= b for a, b in HAN_RANGES)
+
+
+_HAN_RUN = rf"[{HAN_CLASS}]+"
+_ALNUM = r"[\p{L}\p{N}]"
+_RUNS = rf"([{HAN_CLASS}]+)|([^{HAN_CLASS}]+)"
+_KEY_TOKENS = rf"([{HAN_CLASS}]+)|([[\p{{L}}\p{{M}}\p{{N}}]--[{HAN_CLASS}]]+)"
+
+
+def count_words(text: str) -> int:
+    """Count words as SPEC §3 defines them, on the normalised text.
+
+    Tokens are separated by spaces; punctuation-only tokens count 0; inside a token a
+    run of n Han characters counts ceil(2n/3) (an average Chinese word is about 1.5
+    characters) and a run of other characters with a letter or digit counts 1.
+
+    >>> count_words("GPT-4o的价格")
+    3
+    >>> count_words("How much — is it?")
+    4
+    >>> count_words("請問價格是多少")
+    5
+    """
+    s = normalise(_check(text, "count_words"))
+    runs = S._re(_RUNS)
+    alnum = S._re(_ALNUM)
+    han_run = S._re(_HAN_RUN)
+    total = 0
+    for token in s.split(" "):
+        if not token:
+            continue
+        if not han_run.search(token):
+            total += 1 if alnum.search(token) else 0
+            continue
+        for m in runs.finditer(token):
+            if m.group(1):
+                total += (2 * len(m.group(1)) + 2) // 3
+            elif alnum.search(m.group(2)):
+                total += 1
+    return total
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> ModuleType:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def keywords(text: str) -> list[str]:
+    """Keyword tokens for retrieval, in order, duplicates kept.
+
+    Normalised whole words (letters with their combining marks, and digits;
+    punctuation separates and is dropped) for space-delimited languages; runs of Han
+    characters are segmented with jieba (its dictionary loads on the first call).
+
+    >>> keywords("Wie viel kostet's? ¿Cuánto?")
+    ['wie', 'viel', 'kostet', 's', 'cuanto']
+    """
+    s = normalise(_check(text, "keywords"))
+    out: list[str] = []
+    for m in S._re(_KEY_TOKENS).finditer(s, timeout=S.timeout_for(s)):
+        if m.group(1):
+            out.extend(w for w in _jieba().lcut(m.group(1)) if w.strip())
+        else:
+            out.append(m.group(2))
+    return out

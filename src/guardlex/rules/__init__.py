@@ -1,0 +1,149 @@
+"""Locale packs: loading, checking, compiling and matching (SPEC §4-5).
+
+``load_packs`` is the entry point::
+
+    >>> from guardlex import load_packs
+    >>> packs = load_packs(["en"], subject_names=["Dana Reyes"])  # doctest: +SKIP
+    >>> packs.route("Is Dana Reyes available next month?").kind  # doctest: +SKIP
+    'refuse'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from guardlex.rules.anchors import rule_anchors
+from guardlex.rules.cache import load_cached, store_cached
+from guardlex.rules.compile import rule_sources, subject_source
+from guardlex.rules.engine import (
+    MAX_INPUT_CHARS,
+    REGEX_TIMEOUT,
+    TIMEOUT_RULE_ID,
+    CompiledRule,
+    FirstPersonHit,
+    LocaleState,
+    Packs,
+    Route,
+    frozen_mapping,
+    words_source,
+)
+from guardlex.rules.loader import (
+    OVERVIEW_TOPICS,
+    REFUSAL_CATEGORIES,
+    LocaleData,
+    discover,
+    fingerprint,
+    load_locale,
+    select_locales,
+)
+
+__all__ = [
+    "MAX_INPUT_CHARS",
+    "OVERVIEW_TOPICS",
+    "REFUSAL_CATEGORIES",
+    "REGEX_TIMEOUT",
+    "TIMEOUT_RULE_ID",
+    "CompiledRule",
+    "FirstPersonHit",
+    "Packs",
+    "Route",
+    "compile_locale",
+    "load_packs",
+]
+
+
+def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, object]:
+    """Expand one merged locale into plain data (regex sources, word lists, messages).
+
+    The result holds only strings, lists and dicts, so it can be cached as JSON.
+    """
+    subject = subject_source(data.lexicon.get("pronouns", []), subject_names)
+    rules = []
+    for r in data.active_rules():
+        sources = rule_sources(r.phrases, r.patterns, subject)
+        anchors = rule_anchors(sources)
+        rules.append(
+            {
+                "id": r.id,
+                "section": r.section,
+                "category": r.category,
+                "topic": r.topic,
+                "sources": sources,
+                "anchors": None if anchors is None else sorted(anchors),
+            }
+        )
+    fp = data.first_person
+    from guardlex.rules._text import normalise
+
+    signal = set(data.stopwords)
+    for w in [*fp.get("pronouns", []), *data.lexicon.get("pronouns", [])]:
+        signal.update(normalise(w).split(" "))
+    return {
+        "code": data.code,
+        "rules": rules,
+        "first_person": words_source([*fp.get("pronouns", []), *fp.get("verb_forms", [])]),
+        "exceptions": words_source(fp.get("exceptions", [])),
+        "stopwords": sorted(data.stopwords),
+        "signal": sorted(w for w in signal if w),
+        "lexicon": data.lexicon,
+        "messages": data.messages,
+    }
+
+
+def _state(c: dict[str, object]) -> LocaleState:
+    code = str(c["code"])
+    compiled = [
+        CompiledRule(
+            id=r["id"],
+            locale=code,
+            section=r["section"],
+            category=r["category"],
+            topic=r["topic"],
+            sources=tuple(r["sources"]),
+            anchors=None if r["anchors"] is None else tuple(r["anchors"]),
+        )
+        for r in c["rules"]  # type: ignore[attr-defined]
+    ]
+    return LocaleState(
+        code=code,
+        refusal=tuple(r for r in compiled if r.section == "refusal"),
+        overview=tuple(r for r in compiled if r.section == "overview"),
+        first_person_source=str(c["first_person"]),
+        exception_source=str(c["exceptions"]),
+        stopwords=frozenset(c["stopwords"]),  # type: ignore[arg-type]
+        signal_words=frozenset(c["signal"]),  # type: ignore[arg-type]
+        lexicon=frozen_mapping(c["lexicon"]),  # type: ignore[arg-type]
+        messages=frozen_mapping(c["messages"]),  # type: ignore[arg-type]
+    )
+
+
+def load_packs(
+    locales: Iterable[str] | None = None,
+    subject_names: Sequence[str] = (),
+    paths: Sequence[str | Path] = (),
+    *,
+    cache: bool = True,
+) -> Packs:
+    """Load, check, merge and compile locale packs.
+
+    ``locales``: codes to load, in routing order (default: every discovered locale,
+    sorted). ``subject_names``: names ``{subject}`` also stands for. ``paths``: extra pack
+    directories, merged after the shipped packs and the ``guardlex.packs`` entry points.
+    Raises ``UnknownLocaleError`` for a code no pack provides and ``PackError`` (with
+    file and line) for a malformed pack. Expanded packs are cached on disk (see
+    ``guardlex.rules.cache``) unless ``cache=False``.
+    """
+    found = discover(paths)
+    codes = select_locales(found, locales)
+    names = tuple(subject_names)
+    states = []
+    for code in codes:
+        key = fingerprint(found[code], [code, *names])
+        compiled = load_cached(key) if cache else None
+        if compiled is None:
+            compiled = compile_locale(load_locale(code, found[code]), names)
+            if cache:
+                store_cached(key, compiled)
+        states.append(_state(compiled))
+    return Packs(states, names)

@@ -1,0 +1,483 @@
+"""The pack linter behind ``guardlex lint``: every problem a linguist can fix, with its line.
+
+Checks, per locale folder: YAML syntax; the JSON Schema of each file (unknown keys,
+missing examples, wrong types); ``locale`` equals the folder name and
+``schema_version`` is known; ids unique; each rule's own examples (a ``match`` example
+must route to the rule's category and should be caught by the rule itself; a
+``no_match`` example must not be caught by it); the first-person examples; patterns that
+normalisation makes unmatchable (a capital letter, Arabic ي/ك, a non-ASCII digit...);
+patterns that do not compile or are prone to catastrophic backtracking; duplicate and
+shadowed phrases; missing files and messages.
+
+Messages follow ``path:line: what is wrong, and what to do``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import regex
+
+from guardlex.errors import PackError
+from guardlex.rules._schema import FILE_KINDS, read_pack_file
+from guardlex.rules._text import is_han, normalise
+from guardlex.rules.compile import SUBJECT, ZWNJ, normalise_literal, pattern_source
+from guardlex.rules.loader import (
+    SHIPPED_DIR,
+    LocaleData,
+    RuleSpec,
+    _merge_file,
+    discover,
+    schema_problems,
+)
+
+ERROR = "ERROR"
+WARNING = "WARNING"
+#: The subject names examples may use (each name's parts count too: "Dana", "Reyes").
+EXAMPLE_SUBJECTS = (
+    "Dana Reyes",
+    "دانا ریس",
+    "دانا رییس",
+    "Дана Рейес",
+    "दाना रेयेस",
+    "डाना रेयेस",
+    "达娜·雷耶斯",
+    "达娜",
+)
+MESSAGE_KEYS = ("refusal", "below_threshold", "gate_stop", "truncated", "budget_exhausted", "rate_limited")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One linter finding."""
+
+    path: str
+    line: int
+    level: str  # "ERROR" | "WARNING"
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.level}] {self.path}:{self.line}: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+# -- pattern checks ---------------------------------------------------------------------
+
+_ESCAPE_WITH_BRACES = frozenset("pPN")
+
+
+def literal_chars(pattern: str) -> list[tuple[int, str]]:
+    """Characters of a pattern that are matched literally (escapes and syntax skipped)."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1] if i + 1 < n else ""
+            if nxt in _ESCAPE_WITH_BRACES and i + 2 < n and pattern[i + 2] == "{":
+                close = pattern.find("}", i + 2)
+                i = close + 1 if close != -1 else n
+            else:
+                i += 2
+            continue
+        if ch == "(" and pattern.startswith("(?", i):
+            # group syntax: (?:  (?P<name>  (?<name>  (?=  (?<!  (?i) ...
+            m = regex.match(r"\(\?(?:P?<[A-Za-z_]\w*>|P=\w+\)|[a-zA-Z-]+[:)]|[:=!>|]|<[=!])", pattern[i:])
+            i += m.end() if m else 2
+            continue
+        if ch == "{":
+            m = regex.match(r"\{\d*,?\d*\}|\{subject\}", pattern[i:])
+            if m:
+                i += m.end()
+                continue
+        out.append((i, ch))
+        i += 1
+    return out
+
+
+def rewritten_chars(pattern: str) -> list[tuple[str, str]]:
+    """(written, normalised) for each literal character normalisation would rewrite."""
+    out = []
+    for _, ch in literal_chars(pattern):
+        if ch in (ZWNJ, " ") or ch.isascii() and not ch.isupper():
+            continue
+        norm = normalise(ch)
+        if norm != ch:
+            out.append((ch, norm))
+    return out
+
+
+_UNBOUNDED = regex.compile(r"(?:[*+]|\{\d*,\})\??")
+_QUANT_AFTER = regex.compile(r"(?:[*+]|\{(\d*),(\d*)\})")
+
+
+def backtracking_risks(pattern: str) -> list[str]:
+    """Constructs prone to catastrophic backtracking, described for a linguist."""
+    risks: list[str] = []
+    stack: list[dict[str, object]] = []
+    i = 0
+    n = len(pattern)
+    in_class = False
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+            i += 1
+            continue
+        if ch == "[":
+            in_class = True
+        elif ch == "(":
+            stack.append({"start": i, "inner": False, "alts": [i + 1]})
+        elif ch == "|" and stack:
+            stack[-1]["alts"].append(i + 1)  # type: ignore[attr-defined]
+        elif ch == ")" and stack:
+            group = stack.pop()
+            after = pattern[i + 1 :]
+            q = _QUANT_AFTER.match(after)
+            unbounded = bool(q) and (q.group(0) in ("*", "+") or (q.group(2) == "" and "," in q.group(0)))  # type: ignore[union-attr]
+            text = pattern[int(group["start"]) : i + 1]  # type: ignore[call-overload]
+            if unbounded and group["inner"]:
+                risks.append(
+                    f"nested quantifiers in {text}{q.group(0)} can backtrack catastrophically; "  # type: ignore[union-attr]
+                    "quantify only once, e.g. (?:\\w+ ){0,3} instead of (\\w+ )*"
+                )
+            if unbounded:
+                alts = _alternatives(pattern, group["alts"], i)  # type: ignore[arg-type]
+                if _overlapping(alts):
+                    risks.append(
+                        f"alternatives in {text} overlap and are repeated; a long input can "
+                        "backtrack catastrophically: make the alternatives start differently"
+                    )
+            if stack and (group["inner"] or unbounded):
+                stack[-1]["inner"] = True
+        elif stack and _UNBOUNDED.match(pattern, i):
+            stack[-1]["inner"] = True
+        i += 1
+    if regex.search(r"(?<!\\)\.[*+]", pattern):
+        risks.append(
+            "'.*' or '.+' matches across the whole question and makes scans slow; "
+            "use a bounded gap such as (?: \\S+){0,3}"
+        )
+    return risks
+
+
+def _alternatives(pattern: str, starts: list[int], end: int) -> list[str]:
+    bounds = [*starts, end + 1]
+    alts = [pattern[bounds[k] : bounds[k + 1] - 1] for k in range(len(starts))]
+    if alts and alts[0].startswith("?"):
+        alts[0] = regex.sub(r"^\?(?:P?<\w+>|[:=!>]|<[=!])", "", alts[0])
+    return alts
+
+
+_META = regex.compile(r"[\\.\[\](){}*+?|^$]")
+
+
+def _overlapping(alts: list[str]) -> bool:
+    if len(alts) < 2:
+        return False
+    if all(not _META.search(a) for a in alts):
+        # plain words: ambiguous only if one is a prefix of another ("a|ab", "an|and")
+        return any(x != y and y.startswith(x) for x in alts for y in alts) or len(set(alts)) < len(alts)
+    heads = []
+    for a in alts:
+        if not a:
+            return True
+        if a.startswith("\\") and len(a) > 1:
+            heads.append(a[:2])
+        else:
+            heads.append(a[0])
+    generic = {"\\w", "\\S", ".", "\\D", "\\W"}
+    if any(h in generic for h in heads):
+        return True
+    return len(set(heads)) < len(heads)
+
+
+# -- phrase checks ----------------------------------------------------------------------
+
+_PHRASE_REGEXY = regex.compile(r"[\\()\[\]|*+^$]")
+
+
+def phrase_tokens(phrase: str) -> tuple[str, ...]:
+    """The normalised tokens of a phrase (``{subject}`` and ``...`` kept as tokens)."""
+    out: list[str] = []
+    for part in regex.split(r"(\{subject\}|\.\.\.|…)", phrase):
+        if part == SUBJECT:
+            out.append(SUBJECT)
+        elif part in ("...", "…"):
+            out.append("...")
+        else:
+            lit = normalise_literal(part).replace(ZWNJ, "")
+            out.extend(t for t in lit.split(" ") if t)
+    return tuple(out)
+
+
+def _contains(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
+    if len(small) > len(big) or not small:
+        return False
+    if all(is_han(t[0]) for t in small + big if t not in (SUBJECT, "...")):
+        return "".join(small) in "".join(big)
+    return any(big[k : k + len(small)] == small for k in range(len(big) - len(small) + 1))
+
+
+# -- the linter ---------------------------------------------------------------------------
+
+
+def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
+    from guardlex.rules import _state, compile_locale
+
+    seen: dict[tuple[str, str], RuleSpec] = {}
+    for rule in data.rules:
+        key = (rule.path, rule.id)
+        if key in seen:
+            other = seen[key]
+            findings.append(
+                Finding(
+                    rule.path,
+                    rule.line,
+                    "ERROR",
+                    f"rule id '{rule.id}' is used twice in this file (first on line {other.line}); "
+                    "give each rule its own id",
+                )
+            )
+        seen[key] = rule
+    ids_by_section: dict[str, str] = {}
+    for rule in data.rules:
+        prev = ids_by_section.get(rule.id)
+        if prev is not None and prev != rule.section:
+            findings.append(
+                Finding(rule.path, rule.line, "ERROR", f"rule id '{rule.id}' is used in both refusal.yaml and overview.yaml; rename one")
+            )
+        ids_by_section[rule.id] = rule.section
+
+    # compile each rule alone to run its examples and check its sources
+    from guardlex.rules.compile import rule_sources, subject_source
+
+    subject = subject_source(data.lexicon.get("pronouns", []), EXAMPLE_SUBJECTS)
+    own: dict[str, regex.Pattern[str] | None] = {}
+    for rule in data.rules:
+        for pat, line in zip(rule.patterns, rule.pattern_lines):
+            for written, norm in rewritten_chars(pat):
+                findings.append(
+                    Finding(
+                        rule.path,
+                        line,
+                        "ERROR",
+                        f"pattern of rule '{rule.id}' contains {written!r}, which normalisation "
+                        f"turns into {norm!r}, so it can never match; write {norm!r} instead",
+                    )
+                )
+            for risk in backtracking_risks(pat):
+                findings.append(Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}': {risk}"))
+            try:
+                regex.compile(pattern_source(pat, subject))
+            except regex.error as exc:
+                findings.append(
+                    Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}' is not a valid regular expression ({exc}); fix its syntax")
+                )
+        for phrase, line in zip(rule.phrases, rule.phrase_lines):
+            if _PHRASE_REGEXY.search(phrase):
+                findings.append(
+                    Finding(
+                        rule.path,
+                        line,
+                        "WARNING",
+                        f"phrase {phrase!r} of rule '{rule.id}' contains regex syntax, but phrases "
+                        "are matched as literal text; move it to 'patterns' or remove the symbols",
+                    )
+                )
+            if not normalise(phrase.replace(SUBJECT, "").replace("...", "")).strip():
+                findings.append(Finding(rule.path, line, "ERROR", f"phrase {phrase!r} of rule '{rule.id}' is empty after normalisation; write words"))
+        try:
+            own[rule.id] = regex.compile(
+                "|".join(f"(?:{s})" for s in rule_sources(rule.phrases, rule.patterns, subject))
+            )
+        except regex.error:
+            own[rule.id] = None
+
+    compiled = compile_locale(data, EXAMPLE_SUBJECTS)
+    from guardlex.rules.engine import Packs
+
+    packs = Packs([_state(compiled)], EXAMPLE_SUBJECTS)
+    for rule in data.active_rules():
+        pattern = own.get(rule.id)
+        for example in rule.match:
+            route = packs.route(example)
+            want = "refuse" if rule.section == "refusal" else "overview"
+            if route.kind != want or (want == "refuse" and route.category != rule.category):
+                got = route.kind + (f"/{route.category}" if route.category else "")
+                by = f" by rule '{route.rule_id}'" if route.rule_id else ""
+                findings.append(
+                    Finding(
+                        rule.path,
+                        rule.line,
+                        "ERROR",
+                        f"example {example!r} of rule '{rule.id}' should route to "
+                        f"{want}{'/' + rule.category if rule.category else ''} but routes to {got}{by}; "
+                        "add a phrase or pattern that catches it, or move the example",
+                    )
+                )
+            elif pattern is not None and not _search(pattern, example):
+                findings.append(
+                    Finding(
+                        rule.path,
+                        rule.line,
+                        "WARNING",
+                        f"example {example!r} of rule '{rule.id}' is caught by rule '{route.rule_id}', "
+                        "not by this rule; add a phrase here or move the example to that rule",
+                    )
+                )
+        for example in rule.no_match:
+            if pattern is not None and _search(pattern, example):
+                findings.append(
+                    Finding(
+                        rule.path,
+                        rule.line,
+                        "ERROR",
+                        f"no_match example {example!r} is caught by rule '{rule.id}'; "
+                        "make the phrases or patterns more specific",
+                    )
+                )
+
+    _shadow_findings(data, findings)
+
+
+def _search(pattern: regex.Pattern[str], text: str) -> bool:
+    return pattern.search(normalise(text), timeout=1.0) is not None
+
+
+def _shadow_findings(data: LocaleData, findings: list[Finding]) -> None:
+    groups: dict[str, list[tuple[RuleSpec, tuple[str, ...], int, str]]] = {}
+    for rule in data.active_rules():
+        group = rule.category or "overview"
+        for phrase, line in zip(rule.phrases, rule.phrase_lines):
+            groups.setdefault(group, []).append((rule, phrase_tokens(phrase), line, phrase))
+        for pat, line in zip(rule.patterns, rule.pattern_lines):
+            groups.setdefault(group, []).append((rule, ("\0pattern", pat), line, pat))
+    for entries in groups.values():
+        for a_i, (ra, ta, _la, pa) in enumerate(entries):
+            for b_i, (rb, tb, lb, pb) in enumerate(entries):
+                if a_i == b_i:
+                    continue
+                same = ta == tb
+                if same and a_i > b_i:
+                    continue
+                if same:
+                    where = "in the same rule" if ra is rb else f"in rule '{ra.id}'"
+                    findings.append(
+                        Finding(rb.path, lb, "WARNING", f"{pb!r} (rule '{rb.id}') is written twice ({where}); remove one")
+                    )
+                elif (
+                    ra is not rb
+                    and ta[0] != "\0pattern"
+                    and tb[0] != "\0pattern"
+                    and _contains(ta, tb)
+                ):
+                    findings.append(
+                        Finding(
+                            rb.path,
+                            lb,
+                            "WARNING",
+                            f"phrase {pb!r} of rule '{rb.id}' is shadowed by {pa!r} of rule "
+                            f"'{ra.id}', which matches whenever it does; remove the longer phrase "
+                            "or merge the rules",
+                        )
+                    )
+
+
+def _first_person_findings(data: LocaleData, findings: list[Finding]) -> None:
+    fp_file = next((f for f in data.files if f.kind == "first_person"), None)
+    if fp_file is None:
+        return
+    from guardlex.rules import _state, compile_locale
+    from guardlex.rules.engine import Packs
+
+    packs = Packs([_state(compile_locale(data))])
+    examples = data.first_person.get("examples") or {}
+    for example in examples.get("match") or ():
+        if packs.first_person(example, locale=data.code) is None:
+            findings.append(
+                Finding(str(fp_file.path), fp_file.line(("examples",)), "ERROR",
+                        f"first-person example {example!r} finds no first-person word; add the word to pronouns or verb_forms")
+            )
+    for example in examples.get("no_match") or ():
+        hit = packs.first_person(example, locale=data.code)
+        if hit is not None:
+            findings.append(
+                Finding(str(fp_file.path), fp_file.line(("examples",)), "ERROR",
+                        f"no_match example {example!r} is flagged by {hit.word!r}; remove that entry or add an exception")
+            )
+
+
+def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> list[Finding]:
+    """Lint one locale merged over ``folders``; file-level checks only for ``check``."""
+    findings: list[Finding] = []
+    data = LocaleData(code=code)
+    broken = False
+    for folder in folders:
+        for kind in FILE_KINDS:
+            path = folder / f"{kind}.yaml"
+            if not path.is_file():
+                if folder == folders[0] and folder in check:
+                    findings.append(
+                        Finding(str(folder), 1, ERROR, f"locale '{code}' has no {kind}.yaml; add it (see docs/packs.md)")
+                    )
+                continue
+            try:
+                pf = read_pack_file(path, kind)
+            except PackError as exc:
+                findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, str(exc).split(": ", 1)[-1]))
+                broken = True
+                continue
+            problems = schema_problems(pf, code)
+            if folder in check:
+                for _, line, message in problems:
+                    findings.append(Finding(str(path), line, ERROR, message))
+            if problems:
+                broken = True
+                continue
+            data.files.append(pf)
+            _merge_file(data, pf)
+    if broken:
+        return findings
+    _rule_findings(data, findings)
+    _first_person_findings(data, findings)
+    msg_file = next((f for f in data.files if f.kind == "messages"), None)
+    if msg_file is not None:
+        for key in MESSAGE_KEYS:
+            if key not in data.messages:
+                findings.append(Finding(str(msg_file.path), msg_file.line(("messages",)), ERROR, f"message '{key}' is missing; add the text readers see"))
+    checked = {str(p) for p in check}
+    return [f for f in findings if any(f.path.startswith(c) for c in checked)]
+
+
+def lint(paths: Iterable[str | Path] = ()) -> list[Finding]:
+    """Lint the given pack directories (default: shipped packs and entry points)."""
+    paths = [Path(p) for p in paths]
+    found = discover(paths, entry_points=not paths)
+    if paths:
+        roots = [p.resolve() for p in paths]
+        check = {
+            code: [f for f in folders if any(f.resolve() == r or r in f.resolve().parents for r in roots)]
+            for code, folders in found.items()
+        }
+    else:
+        check = {code: list(folders) for code, folders in found.items()}
+    findings: list[Finding] = []
+    for code in sorted(found):
+        if not check.get(code):
+            continue
+        findings.extend(lint_locale(code, found[code], check[code]))
+    return sorted(set(findings))
+
+
+__all__ = ["SHIPPED_DIR", "Finding", "backtracking_risks", "lint", "lint_locale", "rewritten_chars"]

@@ -1,0 +1,213 @@
+"""Thin adapters over the normaliser, the packs and the gates.
+
+The runner talks to the other layers of guardlex only through this module, so a change
+in their API is a one-line fix here rather than a hunt through the pipeline.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+_HAN_RE = regex.compile(r"\p{Han}")
+_TIMEOUT = 1.0
+
+#: Every locale the sample site and the packs cover.
+LOCALES: tuple[str, ...] = ("en", "fa", "ar", "zh", "es", "pt", "ru", "hi", "fr", "de")
+
+MESSAGE_KEYS = (
+    "refusal",
+    "below_threshold",
+    "gate_stop",
+    "truncated",
+    "budget_exhausted",
+    "rate_limited",
+)
+
+
+def normalise(text: str) -> str:
+    """The one normaliser of guardlex (``guardlex.normalise``)."""
+    from guardlex.normalise import normalise as _normalise
+
+    return _normalise(text)
+
+
+def keywords(text: str) -> list[str]:
+    """Normalised word tokens, Chinese segmented with jieba (``guardlex.normalise.keywords``)."""
+    from guardlex.normalise import keywords as _keywords
+
+    return list(_keywords(text))
+
+
+def count_words(text: str) -> int:
+    """Words as the sentence gate counts them (``guardlex.normalise.count_words``)."""
+    from guardlex.normalise import count_words as _count_words
+
+    return int(_count_words(text))
+
+
+def has_han(token: str) -> bool:
+    """True when ``token`` contains a Han character (Chinese minimum length is 2, not 3)."""
+    return _HAN_RE.search(token, timeout=_TIMEOUT) is not None
+
+
+@dataclass(frozen=True)
+class RouteInfo:
+    """The part of ``guardlex.Route`` the runner uses."""
+
+    kind: str  # "refuse" | "overview" | "retrieve"
+    category: str | None = None
+    locale: str | None = None
+    rule_id: str | None = None
+    topic: str | None = None
+
+
+class PackView:
+    """The packs as the runner sees them: routing, stopwords, lexicon words and messages."""
+
+    def __init__(self, packs: Any) -> None:
+        self._packs = packs
+
+    @property
+    def packs(self) -> Any:
+        """The wrapped ``guardlex.Packs`` (handed to the sentence gate)."""
+        return self._packs
+
+    @functools.cached_property
+    def locales(self) -> tuple[str, ...]:
+        found = getattr(self._packs, "locales", None)
+        if found:
+            return tuple(found)
+        return LOCALES
+
+    def route(self, text: str, previous: str | None = None) -> RouteInfo:
+        r = self._packs.route(text, previous=previous)
+        return RouteInfo(
+            kind=str(getattr(r, "kind", "retrieve")),
+            category=getattr(r, "category", None),
+            locale=getattr(r, "locale", None),
+            rule_id=getattr(r, "rule_id", None),
+            topic=getattr(r, "topic", None),
+        )
+
+    def detect_locale(self, text: str) -> str:
+        return str(self._packs.detect_locale(text))
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019 - one PackView lives as long as its packs
+    def stopwords(self, locale: str) -> frozenset[str]:
+        return frozenset(normalise(w) for w in self._packs.stopwords(locale))
+
+    @functools.cached_property
+    def all_stopwords(self) -> frozenset[str]:
+        out: set[str] = set()
+        for loc in self.locales:
+            out |= self.stopwords(loc)
+        return frozenset(out)
+
+    def _lexicon(self, locale: str) -> Any:
+        return self._packs.lexicon(locale)
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019
+    def ordinals(self, locale: str) -> dict[int, tuple[str, ...]]:
+        raw = _field(self._lexicon(locale), "ordinals") or {}
+        return {int(k): tuple(normalise(w) for w in v) for k, v in dict(raw).items()}
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019
+    def pronouns(self, locale: str) -> tuple[str, ...]:
+        raw = _field(self._lexicon(locale), "pronouns") or ()
+        return tuple(normalise(w) for w in raw)
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019
+    def negations(self, locale: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+        raw = _field(self._lexicon(locale), "negations") or ()
+        out = []
+        for pair in raw:
+            pos = _field(pair, "positive") or ()
+            neg = _field(pair, "negative") or ()
+            out.append((tuple(pos), tuple(neg)))
+        return tuple(out)
+
+    def message(self, locale: str | None, key: str) -> str:
+        loc = locale if locale in self.locales else "en"
+        msgs = self._packs.messages(loc)
+        value = _field(msgs, key)
+        if not value and loc != "en":
+            value = _field(self._packs.messages("en"), key)
+        return str(value or key)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def load_packs(subject_names: Sequence[str] = ()) -> PackView:
+    """Load the installed packs, with the site owner's names as ``{subject}``."""
+    from guardlex.rules import load_packs as _load_packs
+
+    names = tuple(subject_names)
+    if names:
+        try:
+            return PackView(_load_packs(subject_names=names))
+        except TypeError:
+            pass
+    return PackView(_load_packs())
+
+
+@dataclass(frozen=True)
+class GateEvent:
+    """One event of the sentence gate: text released to the reader, or the end of it."""
+
+    kind: str  # "released" | "stop" | "truncated"
+    text: str = ""
+    reason: str | None = None
+    message: str = ""
+    withheld: str = ""
+
+
+class GateAdapter:
+    """Wraps ``guardlex.gates.SentenceGate`` into :class:`GateEvent` values."""
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        packs: PackView | None,
+        locale: str | None,
+        on_cancel: Callable[[], None] | None = None,
+    ) -> None:
+        from guardlex.gates import SentenceGate
+
+        self._gate = SentenceGate(
+            list(sources),
+            packs=packs.packs if packs is not None else None,
+            locale=locale,
+            on_cancel=on_cancel,
+        )
+
+    def stream(self, chunks: Iterable[str]) -> Iterator[GateEvent]:
+        for ev in self._gate.stream(chunks):
+            kind = str(_field(ev, "kind") or "released")
+            if kind == "released":
+                yield GateEvent("released", str(_field(ev, "text") or ""))
+            elif kind in ("stopped", "stop"):
+                yield GateEvent(
+                    "stop",
+                    reason=str(_field(ev, "reason") or "unknown"),
+                    message=str(_field(ev, "message") or ""),
+                    withheld=str(_field(ev, "sentence") or ""),
+                )
+            elif kind == "truncated":
+                yield GateEvent(
+                    "truncated",
+                    message=str(_field(ev, "message") or ""),
+                    withheld=str(_field(ev, "withheld") or ""),
+                )
+            else:  # pragma: no cover - an event kind this runner does not know
+                yield GateEvent(kind, str(_field(ev, "text") or ""))

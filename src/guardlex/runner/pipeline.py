@@ -1,0 +1,457 @@
+"""The reference pipeline: route -> refuse | overview | retrieve -> threshold -> budget
+guard -> model -> sentence gate -> reader.
+
+Every decision that a rule can make is made by a rule, before or after the model, and
+leaves a reason code in the answer's ``trace``. A refused question creates no embedder
+and no model client: both are built lazily, on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import regex
+
+from guardlex.errors import InputTooLargeError
+from guardlex.runner import _engine
+from guardlex.runner.corpus import Record
+from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens
+from guardlex.runner.embeddings import DEFAULT_EMBEDDER, Embedder, make_embedder
+from guardlex.runner.errors import ModelError, StoreError
+from guardlex.runner.followups import FollowUp, resolve
+from guardlex.runner.models import Model, ModelStream, Prompt, ScriptedModel
+from guardlex.runner.retrieval import (
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOP_K,
+    Query,
+    Retrieval,
+    Retriever,
+)
+from guardlex.runner.store import Store
+
+#: Builds the sentence gate for one answer: (sources, packs, locale, on_cancel).
+GateFactory = Callable[
+    [Sequence[str], _engine.PackView, str, Callable[[], None]], _engine.GateAdapter
+]
+
+MAX_QUESTION_CHARS = 2000
+DEFAULT_MAX_OUTPUT_TOKENS = 800
+DEFAULT_MONTHLY_CAP = 2_000_000
+MAX_OVERVIEW_RECORDS = 8
+NO_ANSWER_TOKEN = "NO_ANSWER"
+
+# Final answer codes (Answer.code) and trace codes.
+ANSWERED = "ANSWERED"
+REFUSED = "REFUSED"
+OVERVIEW = "OVERVIEW"
+BELOW_THRESHOLD = "BELOW_THRESHOLD"
+GATE_STOP = "GATE_STOP"
+TRUNCATED = "TRUNCATED"
+BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+RATE_LIMITED = "RATE_LIMITED"
+MODEL_NO_ANSWER = "MODEL_NO_ANSWER"
+MODEL_ERROR = "MODEL_ERROR"
+KEYWORD_FALLBACK = "KEYWORD_FALLBACK"
+LEDGER_UNAVAILABLE = "LEDGER_UNAVAILABLE"
+RATE_LIMIT_UNAVAILABLE = "RATE_LIMIT_UNAVAILABLE"
+
+#: Overview topic -> the record kinds that answer it (see docs/corpus.md).
+TOPIC_KINDS: dict[str, tuple[str, ...]] = {
+    "career": ("position", "education"),
+    "projects": ("project",),
+    "research": ("publication", "talk"),
+    "publications": ("publication", "talk"),
+    "education": ("education",),
+    "skills": ("service", "project"),
+    "services": ("service",),
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A numbered source handed to the model: ``[n]`` in its answer points here."""
+
+    n: int
+    ref: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the reader saw and why. ``code`` is the outcome; ``trace`` the reason codes."""
+
+    question: str
+    text: str
+    code: str
+    trace: tuple[str, ...]
+    locale: str
+    route: str
+    category: str | None = None
+    rule_id: str | None = None
+    topic: str | None = None
+    sources: tuple[Source, ...] = ()
+    retrieval: Retrieval | None = None
+    followup: FollowUp | None = None
+    cost_tokens: int | None = None
+    model: str | None = None
+    embedder: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with stable keys."""
+        d: dict[str, Any] = {
+            "question": self.question,
+            "text": self.text,
+            "code": self.code,
+            "trace": list(self.trace),
+            "locale": self.locale,
+            "route": self.route,
+            "category": self.category,
+            "rule_id": self.rule_id,
+            "topic": self.topic,
+            "sources": [asdict(s) for s in self.sources],
+            "cost_tokens": self.cost_tokens,
+            "model": self.model,
+            "embedder": self.embedder,
+            "followup": asdict(self.followup) if self.followup else None,
+        }
+        if self.retrieval is not None:
+            r = self.retrieval
+            d["retrieval"] = {
+                "best": round(r.best, 4),
+                "threshold": r.threshold,
+                "passed": r.passed,
+                "keyword_only": r.keyword_only,
+                "significant": list(r.significant),
+                "hits": [
+                    {"chunk": h.chunk.id, "cosine": round(h.cosine, 4),
+                     "coverage": round(h.coverage, 4), "rrf": round(h.rrf, 5)}
+                    for h in r.hits
+                ],
+            }
+        return d
+
+
+def _date_range(r: Record) -> str:
+    if r.current:
+        return f"{r.start or ''} –".strip()
+    if r.end and r.end != r.start:
+        return f"{r.start}–{r.end}" if r.start else r.end
+    return r.start or ""
+
+
+class Runner:
+    """Plugs the packs, the store, a model and the sentence gate together.
+
+    ``embedder`` and ``model`` are factories (or names): nothing is created until a
+    question actually needs it.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        packs: _engine.PackView,
+        *,
+        embedder: str | Callable[[], Embedder] = DEFAULT_EMBEDDER,
+        model: Callable[[], Model] | None = None,
+        ledger: BudgetLedger | None = None,
+        rate_limiter: RateLimiter | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        top_k: int = DEFAULT_TOP_K,
+        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+        gate: GateFactory | None = None,
+    ) -> None:
+        self.store = store
+        self._gate_factory: GateFactory = gate or _engine.GateAdapter
+        self.packs = packs
+        self._embedder_spec = embedder
+        self._model_factory: Callable[[], Model] = model or ScriptedModel
+        self._model: Model | None = None
+        self.ledger = ledger if ledger is not None else BudgetLedger(":memory:", DEFAULT_MONTHLY_CAP)
+        self.rate_limiter = rate_limiter
+        self.threshold = threshold
+        self.top_k = top_k
+        self.max_output_tokens = max_output_tokens
+        self._retriever: Retriever | None = None
+
+    # ------------------------------------------------------------ lazy parts
+    def _make_embedder(self) -> Embedder:
+        spec = self._embedder_spec
+        if callable(spec):
+            emb = spec()
+        else:
+            emb = make_embedder(spec, _engine.keywords, self.packs.all_stopwords)
+        built = self.store.embedder_name
+        if built is not None and built != emb.name:
+            raise StoreError(
+                f"the store was built with embedder {built!r}, not {emb.name!r}: "
+                f"choose --embedder {built} or re-index"
+            )
+        return emb
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            self._retriever = Retriever(
+                self.store,
+                self._make_embedder,
+                _engine.keywords,
+                self.packs.all_stopwords,
+                _engine.has_han,
+                threshold=self.threshold,
+                top_k=self.top_k,
+            )
+        return self._retriever
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            self._model = self._model_factory()
+        return self._model
+
+    @property
+    def embedder_created(self) -> bool:
+        return self._retriever is not None and self._retriever._embedder is not None
+
+    @property
+    def model_created(self) -> bool:
+        return self._model is not None
+
+    # ------------------------------------------------------------ public
+    def ask(self, question: str, *, previous: str | None = None,
+            previous_answer: str | None = None, client: str | None = None) -> Answer:
+        """Answer one question (the streamed pieces joined)."""
+        answer: Answer | None = None
+        for item in self.stream(question, previous=previous, previous_answer=previous_answer,
+                                client=client):
+            if isinstance(item, Answer):
+                answer = item
+        assert answer is not None
+        return answer
+
+    def stream(self, question: str, *, previous: str | None = None,
+               previous_answer: str | None = None,
+               client: str | None = None) -> Iterator[str | Answer]:
+        """Yield the text pieces a reader sees, as they are released, then the Answer."""
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputTooLargeError(
+                f"question of {len(question)} characters exceeds {MAX_QUESTION_CHARS}"
+            )
+        trace: list[str] = []
+        base: dict[str, Any] = {"question": question}
+
+        if self.rate_limiter is not None and client is not None:
+            rd = self.rate_limiter.hit(client)
+            if rd.code == "LIMITED":
+                loc = self._locale_of(question)
+                text = self.packs.message(loc, "rate_limited")
+                yield text
+                yield Answer(text=text, code=RATE_LIMITED, trace=(f"{RATE_LIMITED}:{rd.window}",),
+                             locale=loc, route="none", **base)
+                return
+            if rd.code == "UNAVAILABLE":
+                trace.append(RATE_LIMIT_UNAVAILABLE)
+
+        route = self.packs.route(question, previous=previous)
+        if route.kind == "refuse":
+            loc = route.locale or self._locale_of(question)
+            text = self.packs.message(loc, "refusal")
+            trace.append(f"{REFUSED}:{route.category}")
+            yield text
+            yield Answer(text=text, code=REFUSED, trace=tuple(trace), locale=loc, route="refuse",
+                         category=route.category, rule_id=route.rule_id, **base)
+            return
+
+        loc = self._locale_of(question) if route.locale is None else route.locale
+        if route.kind == "overview":
+            trace.append(OVERVIEW)
+            records = self._overview_records(route.topic)
+            sources = tuple(
+                Source(i, r.id, self._record_text(r, loc)) for i, r in enumerate(records, start=1)
+            )
+            yield from self._generate(question, sources, loc, "overview", trace,
+                                      dict(base, route="overview", topic=route.topic,
+                                           rule_id=route.rule_id), OVERVIEW)
+            return
+
+        followup: FollowUp | None = None
+        texts = [question]
+        if previous or previous_answer:
+            titles = self.store.titles(loc) + [r.title_in(loc) for r in self.store.records()]
+            followup = resolve(question, previous, previous_answer, self.packs.ordinals(loc),
+                               titles)
+            trace.append(f"FOLLOWUP:{followup.code}")
+            if followup.context:
+                texts.append(f"{question} {followup.context}")
+            if followup.item:
+                # "Tell me more about the second one" says only which item is meant: its
+                # significant words are the ones the site itself gives that item.
+                texts.append(followup.item)
+        ordering: list[str] = []
+        names = self.store.owner_names(loc) or self.store.owner_names()
+        if names and self._mentions_subject(question, loc, names):
+            ordering = [f"{t} {names[0]}" for t in texts]
+        retrieval = self.retriever.search(Query(tuple(texts), tuple(ordering)), loc)
+        if retrieval.keyword_only:
+            trace.append(KEYWORD_FALLBACK)
+        extras: dict[str, Any] = dict(base, route="retrieve", retrieval=retrieval,
+                                      followup=followup, embedder=retrieval.embedder)
+        if not retrieval.passed:
+            trace.append(BELOW_THRESHOLD)
+            text = self.packs.message(loc, "below_threshold")
+            yield text
+            yield Answer(text=text, code=BELOW_THRESHOLD, trace=tuple(trace), locale=loc,
+                         **extras)
+            return
+        sources = tuple(
+            Source(i, h.chunk.id, h.chunk.text) for i, h in enumerate(retrieval.hits, start=1)
+        )
+        prompt_q = question if followup is None or not followup.item else (
+            f"{question} (the reader means: {followup.item})")
+        yield from self._generate(prompt_q, sources, loc, "retrieve", trace, extras, ANSWERED)
+
+    # ------------------------------------------------------------ steps
+    def _locale_of(self, text: str) -> str:
+        try:
+            return self.packs.detect_locale(text)
+        except Exception:  # detection is a convenience; never fail a turn on it
+            return "en"
+
+    def _mentions_subject(self, question: str, locale: str, names: Sequence[str]) -> bool:
+        norm = _engine.normalise(question)
+        words = [_engine.normalise(n) for n in names] + list(self.packs.pronouns(locale))
+        for w in words:
+            if not w:
+                continue
+            pat = regex.escape(w) if _engine.has_han(w) else rf"(?<!\w){regex.escape(w)}(?!\w)"
+            if regex.search(pat, norm, timeout=1.0):
+                return True
+        return False
+
+    def _overview_records(self, topic: str | None) -> list[Record]:
+        records = self.store.records()
+        if topic == "now":
+            chosen = [r for r in records if r.current]
+        elif topic in TOPIC_KINDS:
+            chosen = [r for r in records if r.kind in TOPIC_KINDS[topic]]
+        else:
+            chosen = list(records)
+        if not chosen:
+            chosen = list(records)
+        chosen.sort(key=lambda r: (r.sort_key(), r.id))
+        return chosen[:MAX_OVERVIEW_RECORDS]
+
+    @staticmethod
+    def _record_text(r: Record, locale: str) -> str:
+        """One record as a source: title, dates at the site's precision, summary."""
+        title = r.title_in(locale)
+        dates = _date_range(r)
+        head = f"{title} ({dates})" if dates else title
+        summary = r.summary_in(locale)
+        if summary:
+            return f"{head}: {summary}"
+        return head + ("。" if locale == "zh" else ".")
+
+    def _generate(self, question: str, sources: tuple[Source, ...], loc: str, kind: str,
+                  trace: list[str], extras: dict[str, Any], ok_code: str) -> Iterator[str | Answer]:
+        """Budget guard, model, sentence gate; ``question`` is what the model is asked."""
+        prompt = Prompt(question, tuple(s.text for s in sources), loc, self.max_output_tokens, kind)
+        decision = self.ledger.reserve(prompt.render(), self.max_output_tokens)
+        if not decision.allowed:
+            if decision.code == "UNAVAILABLE":
+                trace.append(LEDGER_UNAVAILABLE)
+            trace.append(BUDGET_EXHAUSTED)
+            text = self.packs.message(loc, "budget_exhausted")
+            yield text
+            yield Answer(text=text, code=BUDGET_EXHAUSTED, trace=tuple(trace), locale=loc,
+                         sources=sources, **extras)
+            return
+        assert decision.reservation is not None
+        model = self.model
+        pieces: list[str] = []
+        code = ok_code
+        stream: ModelStream | None = None
+        state: dict[str, Any] = {"error": None, "no_answer": False}
+        cost = 0
+        try:
+            stream = model.stream(prompt)
+            gate = self._gate_factory([s.text for s in sources], self.packs, loc, stream.cancel)
+            for ev in gate.stream(_guarded(stream, state)):
+                if ev.kind == "released":
+                    pieces.append(ev.text)
+                    yield ev.text
+                elif ev.kind == "stop":
+                    stream.cancel()
+                    trace.append(f"{GATE_STOP}:{ev.reason}")
+                    msg = ev.message or self.packs.message(loc, "gate_stop")
+                    msg = ("\n\n" if pieces else "") + msg
+                    pieces.append(msg)
+                    yield msg
+                    code = GATE_STOP
+                    break
+                elif ev.kind == "truncated":
+                    trace.append(TRUNCATED)
+                    msg = ev.message or self.packs.message(loc, "truncated")
+                    msg = ("\n\n" if pieces else "") + msg
+                    pieces.append(msg)
+                    yield msg
+                    code = TRUNCATED
+        except ModelError as exc:
+            state["error"] = str(exc)
+        finally:
+            received = stream.received if stream is not None else ""
+            usage = stream.usage if stream is not None else None
+            if usage is not None:
+                cost = usage.prompt_tokens + usage.completion_tokens
+            else:
+                cost = utf8_tokens(prompt.render()) + utf8_tokens(received)
+            self.ledger.settle(decision.reservation, cost)
+        if state["no_answer"]:
+            trace.append(MODEL_NO_ANSWER)
+            text = self.packs.message(loc, "below_threshold")
+            pieces = [text]
+            yield text
+            code = MODEL_NO_ANSWER
+        elif state["error"] is not None:
+            trace.append(MODEL_ERROR)
+            if not any(p.strip() for p in pieces):
+                text = self.packs.message(loc, "truncated")
+                pieces.append(text)
+                yield text
+            code = MODEL_ERROR
+        if code == ANSWERED:
+            trace.append(ANSWERED)
+        yield Answer(text="".join(pieces), code=code, trace=tuple(trace), locale=loc,
+                     sources=sources, cost_tokens=cost, model=getattr(model, "name", None),
+                     **extras)
+
+
+def _guarded(stream: ModelStream, state: dict[str, Any]) -> Iterator[str]:
+    """Model pieces for the gate: a model error ends the stream; NO_ANSWER is caught.
+
+    The model is told to reply with the single token NO_ANSWER when its sources do not
+    cover the question; the reader then gets the fixed below-threshold text. So the
+    model's judgement can only add a refusal, never turn one into an answer.
+    """
+    buf = ""
+    deciding = True
+    try:
+        for piece in stream:
+            if not deciding:
+                yield piece
+                continue
+            buf += piece
+            head = buf.lstrip()
+            if len(head) < len(NO_ANSWER_TOKEN) and NO_ANSWER_TOKEN.startswith(head):
+                continue
+            deciding = False
+            if head.startswith(NO_ANSWER_TOKEN):
+                state["no_answer"] = True
+                stream.cancel()
+                return
+            yield buf
+        if deciding and buf:
+            yield buf
+    except ModelError as exc:
+        state["error"] = str(exc)
