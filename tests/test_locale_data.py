@@ -140,6 +140,9 @@ def test_lint_clean(code: str) -> None:
 
 @pytest.mark.parametrize(("code", "case"), _routing_params())
 def test_routing_case(code: str, case: dict[str, Any]) -> None:
+    assert case["expect"] in ("refuse", "overview", "retrieve"), case
+    assert case.get("category") in (None, *REFUSAL_CATEGORIES), case
+    assert case.get("topic") in (None, *OVERVIEW_TOPICS), case
     packs = packs_for(None)
     route = packs.route(case["text"], case.get("previous"))
     detail = f"{case['text']!r} (previous {case.get('previous')!r}) -> {route}"

@@ -13,7 +13,9 @@ LOCALES = sorted(p.name for p in (ROOT / "src" / "guardlex" / "locales").iterdir
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("gen_stopwords", ROOT / "tools" / "gen_stopwords.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_stopwords", ROOT / "tools" / "gen_stopwords.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["gen_stopwords"] = module

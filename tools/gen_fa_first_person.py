@@ -54,6 +54,15 @@ PRONOUNS = [
     "اینجانب",
     "اینجانبان",
     "بنده",
+    # frequent words with an attached first-person ending (ـم) that are not ambiguous;
+    # left out on purpose: بهم (= به هم "each other"), کمکم (= کم‌کم "gradually").
+    "به نظرم",
+    "نظرم",
+    "برایم",
+    "برام",
+    "ازم",
+    "باهام",
+    "دلم",
 ]
 # The copula is irregular and not conjugated by hazm's stems (#هست has no past stem).
 COPULA = ["هستم", "هستیم", "نیستم", "نیستیم"]
@@ -66,6 +75,7 @@ EXAMPLES = {
         "در سال گذشته این مقاله را نوشته‌ام.",
         "میخوام بدونم چی شده",
         "بنده مسئول این بخش هستم.",
+        "به نظرم این روش بهتر است.",
     ],
     "no_match": [
         "مردم از این ابزار استقبال کردند.",
@@ -94,13 +104,20 @@ PRESENT_TENSES = {
 }
 
 
-def fix_prefix(form: str) -> str:
-    """Apply the spelling rule hazm skips: ن/ب before آ or ا take a ی (نیامدم, بیندازم)."""
+def fix_prefix(form: str, stem: str) -> str:
+    """Apply the spelling rule hazm skips: ن/ب before a stem in آ or ا take a ی.
+
+    Only a prefix hazm added is rewritten (نآمدم -> نیامدم, بانداختم -> بینداختم); a stem
+    that itself begins with ب or ن (باشم، نوشتم) is left alone.
+    """
     for prefix in ("ن", "ب"):
-        if form.startswith(prefix + "آ"):
-            return prefix + "یا" + form[2:]
-        if form.startswith(prefix + "ا"):
-            return prefix + "ی" + form[2:]
+        if not form.startswith(prefix + stem):
+            continue
+        rest = form[len(prefix) + 1 :]
+        if stem.startswith("آ"):
+            return prefix + "یا" + rest
+        if stem.startswith("ا"):
+            return prefix + "ی" + rest
     return form
 
 
@@ -136,12 +153,12 @@ def formal_forms(pairs: Iterable[tuple[str, str]]) -> set[str]:
     for past, present in pairs:
         for name, idx in PAST_TENSES.items():
             forms = getattr(conj, name)(past)
-            out.update(fix_prefix(forms[i]) for i in idx)
+            out.update(fix_prefix(forms[i], past) for i in idx)
         if present == "است":  # بود#است: the copula, listed by hand
             continue
         for name, idx in PRESENT_TENSES.items():
             forms = getattr(conj, name)(present)
-            out.update(fix_prefix(forms[i]) for i in idx)
+            out.update(fix_prefix(forms[i], present) for i in idx)
     return out
 
 
@@ -156,7 +173,12 @@ def informal_forms(lines: Iterable[str]) -> set[str]:
         for ending in ("م", "یم"):
             out.add("می" + ZWNJ + stem + ending)
             out.add("نمی" + ZWNJ + stem + ending)
-            out.add(fix_prefix("ب" + stem + ending))
+            # colloquial stems in آ/ا have a long ā (آ، ار from آوردن): بیام، بیارم
+            bare = stem[1:] if stem[0] in "آا" else None
+            out.add("ب" + stem + ending if bare is None else "بیا" + bare + ending)
+            if stem.startswith("آ"):  # colloquial spelling: میام، نمیایم
+                out.add("میا" + stem[1:] + ending)
+                out.add("نمیا" + stem[1:] + ending)
     return out
 
 

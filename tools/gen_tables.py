@@ -80,7 +80,9 @@ def build_t2s() -> str:
             dst = raw[dst]
         if dst != src:
             table[src] = dst
-    lines = _header(f"Traditional -> Simplified Chinese (transform {TRANSFORM_ID})", "source\ttarget")
+    lines = _header(
+        f"Traditional -> Simplified Chinese (transform {TRANSFORM_ID})", "source\ttarget"
+    )
     lines += [f"{src}\t{dst}" for src, dst in sorted(table.items())]
     return "\n".join(lines) + "\n"
 

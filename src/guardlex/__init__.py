@@ -28,13 +28,42 @@ _EXPORTS: dict[str, str] = {
     "accept": "guardlex.gates",
     "audit": "guardlex.gates",
     "resolve": "guardlex.gates",
+    "extract_facts": "guardlex.gates",
+    "Released": "guardlex.gates",
+    "Stopped": "guardlex.gates",
+    "Truncated": "guardlex.gates",
     "GuardlexError": "guardlex.errors",
     "PackError": "guardlex.errors",
     "UnknownLocaleError": "guardlex.errors",
     "InputTooLargeError": "guardlex.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "FirstPersonHit",
+    "GuardlexError",
+    "InputTooLargeError",
+    "Normalised",
+    "PackError",
+    "Packs",
+    "Released",
+    "Route",
+    "SentenceGate",
+    "Stopped",
+    "Truncated",
+    "UnknownLocaleError",
+    "Verdict",
+    "__version__",
+    "accept",
+    "audit",
+    "count_words",
+    "explain",
+    "extract_facts",
+    "keywords",
+    "load_packs",
+    "normalise",
+    "normalise_with_offsets",
+    "resolve",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -42,7 +71,11 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'guardlex' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
+    if name != module.rpartition(".")[2]:
+        # ``normalise`` is both a function and the subpackage that defines it; the import
+        # system binds ``guardlex.normalise`` to the (callable) subpackage, and caching the
+        # function here would break ``import guardlex.normalise as m``.
+        globals()[name] = value
     return value
 
 
@@ -52,7 +85,17 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from guardlex.errors import GuardlexError, InputTooLargeError, PackError, UnknownLocaleError
-    from guardlex.gates import SentenceGate, Verdict, accept, audit, resolve
+    from guardlex.gates import (
+        Released,
+        SentenceGate,
+        Stopped,
+        Truncated,
+        Verdict,
+        accept,
+        audit,
+        extract_facts,
+        resolve,
+    )
     from guardlex.normalise import (
         Normalised,
         count_words,

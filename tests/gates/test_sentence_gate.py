@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
-from guardlex.gates import Released, SentenceGate, Stopped, Truncated, Verdict
+from guardlex.gates import GateSettingError, Released, SentenceGate, Stopped, Truncated, Verdict
 
 SOURCES = {
     "en": [
@@ -21,7 +21,9 @@ SOURCES = {
         "Recall rose from 0.71 to 0.84 on a test set of 1,200 questions.",
         "The preprint appeared in 2025.",
     ],
-    "zh": ["标准版包含 20 个席位，超出部分 8 元/席位/月，价格不含税。企业版不限席位。不支持按天折算。"],
+    "zh": [
+        "标准版包含 20 个席位，超出部分 8 元/席位/月，价格不含税。企业版不限席位。不支持按天折算。"
+    ],
     "fa": [
         "طرح پایه ۲۰ صندلی دارد و هر صندلی اضافه ماهانه ۸ دلار است. مالیات شامل نمی‌شود. "
         "طرح سازمانی نامحدود صندلی دارد."
@@ -52,6 +54,8 @@ CASES = [
     ("en", "Pricing is at https://example.com/pricing [1].", None),
     ("en", "Seats cost 8 per seat and recall reached 0.84 [1][2].", None),
     ("en", "Seats cost 8 per seat and recall reached 0.84 [1, 2].", None),
+    ("en", "Seats cost 8 per seat and recall reached 0.84.[^1][^2]", None),
+    ("en", "Seats cost 8 per seat［1］.", None),
     ("en", "In short:", None),
     ("en", "Here are the details.", None),
     ("zh", "标准版包含 20 个席位[1]。", None),
@@ -68,6 +72,7 @@ CASES = [
     ("en", "The plan includes 20 seats [4].", "marker_out_of_range"),
     ("en", "The plan includes 20 seats [0].", "marker_out_of_range"),
     ("en", "Seats cost 8 per seat [1][4].", "marker_out_of_range"),
+    ("en", "Seats cost 8 per seat [^9].", "marker_out_of_range"),
     ("zh", "标准版包含 20 个席位[2]。", "marker_out_of_range"),
     ("fa", "طرح پایه ۲۰ صندلی دارد [۲].", "marker_out_of_range"),
     ("ru", "Тариф включает 20 мест [5].", "marker_out_of_range"),
@@ -81,7 +86,11 @@ CASES = [
     ("fa", "طرح پایه برای بیشتر تیم‌های کوچک انتخاب مناسبی است.", "marker_missing"),
     ("ru", "Тариф «Стандарт» подходит большинству небольших команд.", "marker_missing"),
     ("es", "El plan Estándar es la mejor opción para equipos pequeños.", "marker_missing"),
-    ("de", "Der Tarif Basis ist für die meisten kleinen Teams die richtige Wahl.", "marker_missing"),
+    (
+        "de",
+        "Der Tarif Basis ist für die meisten kleinen Teams die richtige Wahl.",
+        "marker_missing",
+    ),
     ("ar", "الباقة الأساسية هي الخيار الأنسب لمعظم الفرق الصغيرة.", "marker_missing"),
     # --- unsupported_value, including the traps
     ("en", "The plan includes 200 seats [1].", "unsupported_value"),
@@ -156,9 +165,15 @@ def test_verdict_is_frozen(gates):
 
 
 def test_min_words_is_a_setting(packs):
-    sentence = "The plan suits small teams."  # five words, no value
-    assert SentenceGate(SOURCES["en"], packs=packs).check(sentence).reason == "marker_missing"
-    assert SentenceGate(SOURCES["en"], packs=packs, min_words=8).check(sentence).ok
+    connective = "In short, the check works."  # five words, no value: passes by default
+    substantive = "The plan suits most small teams."  # six words
+    gate = SentenceGate(SOURCES["en"], packs=packs)
+    assert gate.check(connective).ok
+    assert gate.check(substantive).reason == "marker_missing"
+    assert SentenceGate(SOURCES["en"], packs=packs, min_words=8).check(substantive).ok
+    assert SentenceGate(SOURCES["en"], packs=packs, min_words=3).check(connective).reason == (
+        "marker_missing"
+    )
 
 
 def test_four_string_checks_only_without_faithful(packs):
@@ -173,6 +188,34 @@ def test_subject_switch_with_subjects(packs):
     assert gate.check("The Standard plan includes 20 seats [1].").ok
     assert gate.check("The Pro plan includes 50 seats [1].").ok
     assert gate.check("The Pro plan includes 20 seats [1].").reason == "subject_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("source", "moved", "kept"),
+    [
+        (
+            "The Standard plan includes 20 seats. The Pro plan includes 50 seats.",
+            "The Pro plan includes 20 seats [1].",
+            ["The Standard plan includes 20 seats [1].", "Pro has 50 seats and Standard 20 [1]."],
+        ),
+        (
+            "标准版包含 20 个席位。专业版包含 50 个席位。",
+            "专业版包含 20 个席位[1]。",
+            ["标准版包含 20 个席位[1]。", "专业版有 50 个席位[1]。"],
+        ),
+        (
+            "El plan Básico incluye 5 usuarios. El plan Pro incluye 25 usuarios.",
+            "El plan Pro incluye 5 usuarios [1].",
+            ["El plan Básico incluye 5 usuarios [1].", "Incluye 25 usuarios en el plan Pro [1]."],
+        ),
+    ],
+)
+def test_subject_switch_without_a_subject_list(packs, source, moved, kept):
+    gate = SentenceGate([source], packs=packs)
+    verdict = gate.check(moved)
+    assert (verdict.reason, verdict.ok) == ("subject_mismatch", False)
+    for sentence in kept:
+        assert gate.check(sentence).ok, sentence
 
 
 # ------------------------------------------------------------------------- streaming
@@ -230,6 +273,16 @@ def test_truncated_stream_gets_its_own_notice(packs):
     assert cancelled == []  # generation had already ended
 
 
+def test_a_failing_cancel_hook_does_not_hide_the_stop(packs, caplog):
+    def hook() -> None:
+        raise RuntimeError("provider already closed")
+
+    gate = SentenceGate(SOURCES["en"], packs=packs, on_cancel=hook)
+    events = list(gate.stream(["The plan includes 200 seats [1]."]))
+    assert isinstance(events[-1], Stopped)
+    assert "on_cancel" in caplog.text
+
+
 def test_sentence_too_long_is_stopped(packs):
     gate = SentenceGate(SOURCES["en"], packs=packs, max_sentence_chars=200)
     events = list(gate.stream(["word " * 100]))
@@ -259,9 +312,15 @@ class ConfidentGenerator:
 
 
 GOOD = {
-    "en": ["The Standard plan includes 20 seats [1].", "Extra seats cost 8 per seat per month [1]."],
+    "en": [
+        "The Standard plan includes 20 seats [1].",
+        "Extra seats cost 8 per seat per month [1].",
+    ],
     "zh": ["标准版包含 20 个席位[1]。", "超出部分 8 元/席位/月[1]。"],
-    "es": ["El plan Estándar incluye 20 puestos [1].", "Cada puesto adicional cuesta 8 euros al mes [1]."],
+    "es": [
+        "El plan Estándar incluye 20 puestos [1].",
+        "Cada puesto adicional cuesta 8 euros al mes [1].",
+    ],
     "ru": ["Тариф «Стандарт» включает 20 мест [1].", "НДС не включен [1]."],
     "fa": ["طرح پایه ۲۰ صندلی دارد [1].", "مالیات شامل نمی‌شود [1]."],
 }
@@ -269,7 +328,12 @@ MISTAKES = [
     ("en", "invents a number", "Extra seats cost 10 per seat per month [1].", "unsupported_value"),
     ("en", "flips a negation", "All prices include tax [1].", "polarity_flip"),
     ("en", "switches the subject", "Enterprise also includes 20 seats [1].", "unlimited_as_number"),
-    ("en", "cites a missing source", "The details are on the pricing page [4].", "marker_out_of_range"),
+    (
+        "en",
+        "cites a missing source",
+        "The details are on the pricing page [4].",
+        "marker_out_of_range",
+    ),
     ("en", "speaks in the first person", "I would pick the Standard plan [1].", "first_person"),
     ("en", "changes the unit", "Extra seats cost 8 per person per day [1].", "unit_mismatch"),
     ("zh", "invents a number", "超出部分 10 元/席位/月[1]。", "unsupported_value"),
@@ -348,6 +412,8 @@ def test_errors_are_specific(packs):
         SentenceGate(SOURCES["en"], packs=packs).check("word " * 2000)
     with pytest.raises(TypeError):
         SentenceGate(SOURCES["en"], packs=packs).open().feed(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(GateSettingError):
+        SentenceGate(SOURCES["en"], packs=packs, min_words=0)
 
 
 # ------------------------------------------------------------------- chunking invariance

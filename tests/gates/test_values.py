@@ -42,6 +42,12 @@ def _supported(answer: str, source: str) -> bool:
         ("ops@example.org", "mail team@example.org.", False),
         ("२०", "It has 20 seats.", True),  # Devanagari digits
         ("２０", "It has 20 seats.", True),  # full-width digits
+        ("1 500", "стоит 1500 рублей", True),  # space-grouped thousands
+        ("1\u00a0500", "стоит 1 500 рублей", True),
+        ("1 500", "стоит 1 600 рублей", False),
+        ("1 600", "coûte 1 500 €", False),
+        ("10 200", "10 runs of 200 steps", True),  # two numbers, both in the source
+        ("500", "стоит 1 500 рублей", False),  # a part of 1 500 is not 500
     ],
 )
 def test_whole_token_support(answer, source, ok):

@@ -78,9 +78,54 @@ class FakePacks:
 
     def stopwords(self, locale: str) -> frozenset[str]:
         return {
-            "en": frozenset("the a an of and or to in on for is are was what how does did her "
-                            "she with about which who".split()),
-            "es": frozenset("el la los las de del y o en por para que qué es su sus con".split()),
+            "en": frozenset(
+                [
+                    "the",
+                    "a",
+                    "an",
+                    "of",
+                    "and",
+                    "or",
+                    "to",
+                    "in",
+                    "on",
+                    "for",
+                    "is",
+                    "are",
+                    "was",
+                    "what",
+                    "how",
+                    "does",
+                    "did",
+                    "her",
+                    "she",
+                    "with",
+                    "about",
+                    "which",
+                    "who",
+                ]
+            ),
+            "es": frozenset(
+                [
+                    "el",
+                    "la",
+                    "los",
+                    "las",
+                    "de",
+                    "del",
+                    "y",
+                    "o",
+                    "en",
+                    "por",
+                    "para",
+                    "que",
+                    "qué",
+                    "es",
+                    "su",
+                    "sus",
+                    "con",
+                ]
+            ),
             "zh": frozenset(["的", "了", "是", "她", "什么"]),
         }[locale]
 
@@ -91,9 +136,14 @@ class FakePacks:
             "zh": {1: ["第一"], 2: ["第二"], 3: ["第三"]},
         }[locale]
         negations = [{"positive": ["included"], "negative": ["not included"]}]
-        return {"ordinals": ordinals, "negations": negations, "units": {}, "per": [],
-                "abbreviations": ["ms.", "dr."], "pronouns": {"en": ["she", "her"], "es": ["ella"],
-                                                   "zh": ["她"]}[locale]}
+        return {
+            "ordinals": ordinals,
+            "negations": negations,
+            "units": {},
+            "per": [],
+            "abbreviations": ["ms.", "dr."],
+            "pronouns": {"en": ["she", "her"], "es": ["ella"], "zh": ["她"]}[locale],
+        }
 
     def messages(self, locale: str) -> Mapping[str, str]:
         return {k: f"{v}-{locale}" for k, v in MESSAGES.items()}
@@ -112,40 +162,101 @@ def _chunk(cid: str, text: str, title: str = "", date: str | None = "2024") -> C
 
 
 TINY_CHUNKS = (
-    _chunk("en/gates/1", "Dana Reyes designed a sentence gate that holds each sentence until "
-           "it ends and checks its citation markers. The gate stopped 27 of 500 test answers.",
-           "Sentence gates"),
-    _chunk("en/gates/2", "The sentence gate compares every number in a sentence with the cited "
-           "source after normalisation, so Persian digits match ASCII digits.", "Sentence gates"),
-    _chunk("en/cache/1", "A semantic cache reused answers above a similarity of 0.95 and reached "
-           "a hit rate of 38 percent over six weeks.", "Semantic caching"),
-    _chunk("en/cranes/1", "Harbor cranes at the container terminal were scheduled by a "
-           "planning tool that Dana Reyes audited in 2022.", "Harbor audit"),
-    _chunk("en/screens/1", "The screening interface shows search results on large screens in "
-           "the warehouse.", "Warehouse screens"),
-    _chunk("es/gates/1", "Dana Reyes diseñó una compuerta de oraciones que retiene cada oración "
-           "hasta que termina y comprueba sus marcadores de cita.", "Compuertas de oraciones"),
-    _chunk("es/cache/1", "Una caché semántica reutilizó respuestas por encima de una similitud "
-           "de 0,95 y alcanzó una tasa de aciertos del 38 por ciento.", "Caché semántica"),
-    _chunk("zh/gates/1", "达娜设计了一个句子闸门，它会等待每个句子结束，然后检查引用标记。", "句子闸门"),
-    _chunk("zh/cache/1", "语义缓存在相似度高于0.95时复用答案，六周内命中率达到百分之三十八。", "语义缓存"),
+    _chunk(
+        "en/gates/1",
+        "Dana Reyes designed a sentence gate that holds each sentence until "
+        "it ends and checks its citation markers. The gate stopped 27 of 500 test answers.",
+        "Sentence gates",
+    ),
+    _chunk(
+        "en/gates/2",
+        "The sentence gate compares every number in a sentence with the cited "
+        "source after normalisation, so Persian digits match ASCII digits.",
+        "Sentence gates",
+    ),
+    _chunk(
+        "en/cache/1",
+        "A semantic cache reused answers above a similarity of 0.95 and reached "
+        "a hit rate of 38 percent over six weeks.",
+        "Semantic caching",
+    ),
+    _chunk(
+        "en/cranes/1",
+        "Harbor cranes at the container terminal were scheduled by a "
+        "planning tool that Dana Reyes audited in 2022.",
+        "Harbor audit",
+    ),
+    _chunk(
+        "en/screens/1",
+        "The screening interface shows search results on large screens in the warehouse.",
+        "Warehouse screens",
+    ),
+    _chunk(
+        "es/gates/1",
+        "Dana Reyes diseñó una compuerta de oraciones que retiene cada oración "
+        "hasta que termina y comprueba sus marcadores de cita.",
+        "Compuertas de oraciones",
+    ),
+    _chunk(
+        "es/cache/1",
+        "Una caché semántica reutilizó respuestas por encima de una similitud "
+        "de 0,95 y alcanzó una tasa de aciertos del 38 por ciento.",
+        "Caché semántica",
+    ),
+    _chunk(
+        "zh/gates/1", "达娜设计了一个句子闸门，它会等待每个句子结束，然后检查引用标记。", "句子闸门"
+    ),
+    _chunk(
+        "zh/cache/1",
+        "语义缓存在相似度高于0.95时复用答案，六周内命中率达到百分之三十八。",
+        "语义缓存",
+    ),
 )
 
 TINY_RECORDS = (
-    Record("pos-indep", "position", "2021-03", None, True,
-           {"en": "Independent consultant", "es": "Consultora independiente"},
-           {"en": "Search and RAG consulting.", "es": "Consultoría de búsqueda y RAG."}),
-    Record("pos-quill", "position", "2017-06", "2021-02", False,
-           {"en": "Lead search engineer, Quillmark"}, {"en": "Led a team of six."}),
-    Record("edu-msc", "education", "2013", "2014", False,
-           {"en": "MSc, University of Edinburgh", "es": "Máster, Universidad de Edimburgo"},
-           {"en": "Speech and language processing."}),
-    Record("pub-gates", "publication", "2024-05", None, False,
-           {"en": "Sentence gates for RAG"}, {"en": "An article about output gates."}),
+    Record(
+        "pos-indep",
+        "position",
+        "2021-03",
+        None,
+        True,
+        {"en": "Independent consultant", "es": "Consultora independiente"},
+        {"en": "Search and RAG consulting.", "es": "Consultoría de búsqueda y RAG."},
+    ),
+    Record(
+        "pos-quill",
+        "position",
+        "2017-06",
+        "2021-02",
+        False,
+        {"en": "Lead search engineer, Quillmark"},
+        {"en": "Led a team of six."},
+    ),
+    Record(
+        "edu-msc",
+        "education",
+        "2013",
+        "2014",
+        False,
+        {"en": "MSc, University of Edinburgh", "es": "Máster, Universidad de Edimburgo"},
+        {"en": "Speech and language processing."},
+    ),
+    Record(
+        "pub-gates",
+        "publication",
+        "2024-05",
+        None,
+        False,
+        {"en": "Sentence gates for RAG"},
+        {"en": "An article about output gates."},
+    ),
 )
 
-TINY_SITE = Site(TINY_CHUNKS, TINY_RECORDS,
-                 {"en": ("Dana Reyes", "Dana"), "es": ("Dana Reyes",), "zh": ("达娜",)})
+TINY_SITE = Site(
+    TINY_CHUNKS,
+    TINY_RECORDS,
+    {"en": ("Dana Reyes", "Dana"), "es": ("Dana Reyes",), "zh": ("达娜",)},
+)
 
 
 @pytest.fixture

@@ -38,32 +38,67 @@ def test_split_text_bounds_chunks_and_keeps_words() -> None:
 
 
 def test_site_file_errors_name_the_problem() -> None:
-    good = {"locale": "en", "documents": [
-        {"id": "a", "kind": "article", "title": "A", "date": "2024-05",
-         "chunks": [{"id": "en/a/1", "text": "Some text."}]}]}
+    good = {
+        "locale": "en",
+        "documents": [
+            {
+                "id": "a",
+                "kind": "article",
+                "title": "A",
+                "date": "2024-05",
+                "chunks": [{"id": "en/a/1", "text": "Some text."}],
+            }
+        ],
+    }
     assert parse_site_file(good, "x.yaml")[2][0].date == "2024-05"
-    bad_id = {"locale": "en", "documents": [
-        {"id": "a", "chunks": [{"id": "es/a/1", "text": "Some text."}]}]}
+    bad_id = {
+        "locale": "en",
+        "documents": [{"id": "a", "chunks": [{"id": "es/a/1", "text": "Some text."}]}],
+    }
     with pytest.raises(CorpusError, match="must be 'en/a/<n>'"):
         parse_site_file(bad_id, "x.yaml")
-    bad_date = {"locale": "en", "documents": [
-        {"id": "a", "date": "May 2024", "chunks": [{"id": "en/a/1", "text": "t"}]}]}
+    bad_date = {
+        "locale": "en",
+        "documents": [{"id": "a", "date": "May 2024", "chunks": [{"id": "en/a/1", "text": "t"}]}],
+    }
     with pytest.raises(CorpusError, match="YYYY"):
         parse_site_file(bad_date, "x.yaml")
     with pytest.raises(CorpusError, match="kind"):
-        parse_site_file({"locale": "en", "documents": [{"id": "a", "kind": "blog",
-                                                         "text": "t"}]}, "x.yaml")
+        parse_site_file(
+            {"locale": "en", "documents": [{"id": "a", "kind": "blog", "text": "t"}]}, "x.yaml"
+        )
 
 
 def test_records_sort_current_first_then_newest() -> None:
-    recs = parse_records({"records": [
-        {"id": "old", "kind": "position", "start": "2010", "end": "2012", "title": {"en": "O"}},
-        {"id": "cur", "kind": "position", "start": "2020-01", "current": True,
-         "title": {"en": "C"}},
-        {"id": "mid", "kind": "project", "start": "2015-03", "end": "2019-11",
-         "title": {"en": "M"}},
-        {"id": "year", "kind": "talk", "start": "2019", "title": {"en": "Y", "es": "Ye"}},
-    ]}, "records.yaml")
+    recs = parse_records(
+        {
+            "records": [
+                {
+                    "id": "old",
+                    "kind": "position",
+                    "start": "2010",
+                    "end": "2012",
+                    "title": {"en": "O"},
+                },
+                {
+                    "id": "cur",
+                    "kind": "position",
+                    "start": "2020-01",
+                    "current": True,
+                    "title": {"en": "C"},
+                },
+                {
+                    "id": "mid",
+                    "kind": "project",
+                    "start": "2015-03",
+                    "end": "2019-11",
+                    "title": {"en": "M"},
+                },
+                {"id": "year", "kind": "talk", "start": "2019", "title": {"en": "Y", "es": "Ye"}},
+            ]
+        },
+        "records.yaml",
+    )
     order = [r.id for r in sorted(recs, key=Record.sort_key)]
     assert order == ["cur", "mid", "year", "old"]
     assert recs[3].title_in("es") == "Ye" and recs[3].title_in("fr") == "Y"
@@ -76,10 +111,13 @@ def test_load_folder_markdown_and_yaml(tmp_path: Path) -> None:
     (tmp_path / "about.md").write_text(
         "---\ntitle: About Ana\ndate: '2024'\nkind: page\n---\n# About Ana\n\n"
         "Ana builds search systems for libraries.\n\n## Projects\n\nA catalogue search "
-        "for a city library, launched in 2023.\n", encoding="utf-8")
+        "for a city library, launched in 2023.\n",
+        encoding="utf-8",
+    )
     (tmp_path / "notes" / "talk.yaml").write_text(
         "id: talk\nlocale: es\ntitle: Charla\ntext: Ana habló de búsqueda en bibliotecas.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / ".hidden.md").write_text("# secret\n\nnot indexed\n", encoding="utf-8")
     seen: list[int] = []
     site = load_folder(tmp_path, progress=lambda n, total, path: seen.append(n))

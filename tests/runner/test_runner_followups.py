@@ -39,8 +39,10 @@ def test_longer_han_ordinal_wins_its_span() -> None:
 
 
 def test_numbered_and_bulleted_lists() -> None:
-    assert find_list("Articles:\n1. Alpha\n2. Beta\n3. Gamma") == (("Alpha", "Beta", "Gamma"),
-                                                                   RESOLVED)
+    assert find_list("Articles:\n1. Alpha\n2. Beta\n3. Gamma") == (
+        ("Alpha", "Beta", "Gamma"),
+        RESOLVED,
+    )
     assert find_list("- Alpha\n- Beta") == (("Alpha", "Beta"), RESOLVED)
     # Two separate lists: which one does "the second" point into?
     assert find_list("1. A\n2. B\n\n- C\n- D")[1] == AMBIGUOUS_LIST
@@ -50,7 +52,9 @@ def test_numbered_and_bulleted_lists() -> None:
 
 def test_quoted_items_and_site_titles() -> None:
     assert find_list("She wrote «Hybrid search» and «Semantic caching».") == (
-        ("Hybrid search", "Semantic caching"), RESOLVED)
+        ("Hybrid search", "Semantic caching"),
+        RESOLVED,
+    )
     titles = ["Semantic caching", "Sentence gates", "Unused title"]
     items, code = find_list("She covered sentence gates, then semantic caching.", titles)
     assert code == RESOLVED and items == ("Sentence gates", "Semantic caching")
@@ -62,12 +66,12 @@ def test_resolve_codes() -> None:
     ok = resolve("more on the second one", "q", prev, ORD)
     assert ok.code == RESOLVED and ok.item == "Beta" and ok.context == "Beta"
     assert resolve("more on the third one", "q", prev, ORD).code == OUT_OF_RANGE
-    assert resolve("compare the first and the second", "q", prev, ORD).code == (
-        AMBIGUOUS_POSITION)
+    assert resolve("compare the first and the second", "q", prev, ORD).code == (AMBIGUOUS_POSITION)
     none = resolve("why?", "q", prev, ORD)
     assert none.code == NO_ORDINAL and none.context == "1. Alpha 2. Beta"
     assert resolve("the second one", "what did she write?", None, ORD).context == (
-        "what did she write?")
+        "what did she write?"
+    )
 
 
 @given(st.text(max_size=400))
@@ -77,8 +81,14 @@ def test_answer_start_is_bounded_prefix(text: str) -> None:
     assert " ".join(text.split()).startswith(start)
 
 
-@given(st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=12).filter(str.strip),
-                min_size=2, max_size=6), st.integers(1, 3))
+@given(
+    st.lists(
+        st.text(alphabet="abcdefgh ", min_size=1, max_size=12).filter(str.strip),
+        min_size=2,
+        max_size=6,
+    ),
+    st.integers(1, 3),
+)
 def test_numbered_list_resolution_picks_that_item(items: list[str], pos: int) -> None:
     clean = [" ".join(i.split()) for i in items]
     answer = "\n".join(f"{n}. {item}" for n, item in enumerate(clean, start=1))
@@ -88,3 +98,9 @@ def test_numbered_list_resolution_picks_that_item(items: list[str], pos: int) ->
         assert f.resolved and f.item == clean[pos - 1]
     else:
         assert f.code == OUT_OF_RANGE and f.item is None
+
+
+def test_ordinal_followed_by_another_ordinal_word_names_the_position() -> None:
+    lex = {1: ["first", "one"], 2: ["second", "two"]}
+    assert find_positions("tell me more about the second one", lex) == {2}
+    assert find_positions("the first and the second", lex) == {1, 2}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from guardlex.errors import InputTooLargeError
+from guardlex.runner.build import build_store
 from guardlex.runner.costs import BudgetLedger, RateLimiter
 from guardlex.runner.embeddings import HashingEmbedder
 from guardlex.runner.errors import ModelError, StoreError
@@ -17,6 +21,12 @@ from guardlex.runner.models import (
     SpeaksFirstPerson,
 )
 from guardlex.runner.pipeline import Answer, Runner
+
+from . import conftest
+from .conftest import MESSAGES
+
+_PACKS = conftest._engine.PackView(conftest.FakePacks())
+_PROPERTY_RUNNER = Runner(build_store(conftest.TINY_SITE, ":memory:", packs=_PACKS), _PACKS)
 
 GOOD_Q = "How many test answers did the sentence gate stop?"
 
@@ -41,8 +51,7 @@ def test_follow_up_is_refused_together_with_previous(tiny_store, fake_packs) -> 
     assert a.code == "REFUSED"
 
 
-def test_overview_lists_records_newest_first_in_readers_language(tiny_store,
-                                                                  fake_packs) -> None:
+def test_overview_lists_records_newest_first_in_readers_language(tiny_store, fake_packs) -> None:
     r = Runner(tiny_store, fake_packs, embedder=_forbidden)
     a = r.ask("¿Cómo fue su carrera?")
     assert a.code == "OVERVIEW" and a.trace == ("OVERVIEW",)
@@ -90,8 +99,7 @@ def test_answer_is_gated_and_cost_recorded(runner) -> None:
         (SpeaksFirstPerson, "first_person"),
     ],
 )
-def test_misbehaving_model_is_stopped_and_cancelled(tiny_store, fake_packs, model,
-                                                    reason) -> None:
+def test_misbehaving_model_is_stopped_and_cancelled(tiny_store, fake_packs, model, reason) -> None:
     made: list[ScriptedModel] = []
 
     def factory():
@@ -119,8 +127,9 @@ def test_misbehaving_model_is_stopped_and_cancelled(tiny_store, fake_packs, mode
 def _prompt_of(r: Runner, a: Answer):
     from guardlex.runner.models import Prompt
 
-    return Prompt(a.question, tuple(s.text for s in a.sources), a.locale, r.max_output_tokens,
-                  "retrieve")
+    return Prompt(
+        a.question, tuple(s.text for s in a.sources), a.locale, r.max_output_tokens, "retrieve"
+    )
 
 
 def _prompt_bytes(r: Runner, a: Answer) -> int:
@@ -128,23 +137,25 @@ def _prompt_bytes(r: Runner, a: Answer) -> int:
 
 
 def test_output_limit_mid_sentence_gives_truncation_notice(tiny_store, fake_packs) -> None:
-    r = Runner(tiny_store, fake_packs, max_output_tokens=150)
+    r = Runner(tiny_store, fake_packs, max_output_tokens=60)
     a = r.ask(GOOD_Q)
     assert a.code == "TRUNCATED" and a.trace == ("TRUNCATED",)
     assert a.text.endswith("TRUNCATED-TEXT-en")
 
 
 def test_budget_exhausted_means_no_model_call(tiny_store, fake_packs) -> None:
-    r = Runner(tiny_store, fake_packs, model=_forbidden,
-               ledger=BudgetLedger(":memory:", monthly_cap=500))
+    r = Runner(
+        tiny_store, fake_packs, model=_forbidden, ledger=BudgetLedger(":memory:", monthly_cap=500)
+    )
     a = r.ask(GOOD_Q)
     assert a.code == "BUDGET_EXHAUSTED" and a.trace == ("BUDGET_EXHAUSTED",)
     assert a.text == "BUDGET-TEXT-en" and not r.model_created
 
 
 def test_unreachable_ledger_refuses(tiny_store, fake_packs, tmp_path: Path) -> None:
-    r = Runner(tiny_store, fake_packs, model=_forbidden,
-               ledger=BudgetLedger(tmp_path, monthly_cap=10**9))
+    r = Runner(
+        tiny_store, fake_packs, model=_forbidden, ledger=BudgetLedger(tmp_path, monthly_cap=10**9)
+    )
     a = r.ask(GOOD_Q)
     assert a.trace == ("LEDGER_UNAVAILABLE", "BUDGET_EXHAUSTED")
 
@@ -215,10 +226,14 @@ def test_question_size_limit(runner) -> None:
 
 def test_follow_up_ordinal_resolves_against_previous_list(runner) -> None:
     previous_answer = "1. Sentence gates\n2. Semantic caching\n3. Harbor audit"
-    a = runner.ask("tell me more about the second one", previous="Which articles?",
-                   previous_answer=previous_answer)
-    assert a.followup is not None and a.followup.resolved and a.followup.item == (
-        "Semantic caching")
+    a = runner.ask(
+        "tell me more about the second one",
+        previous="Which articles?",
+        previous_answer=previous_answer,
+    )
+    assert (
+        a.followup is not None and a.followup.resolved and a.followup.item == ("Semantic caching")
+    )
     assert "FOLLOWUP:RESOLVED" in a.trace
     assert a.code == "ANSWERED" and a.sources[0].ref == "en/cache/1"
     two = "1. Sentence gates\n2. Semantic caching"
@@ -234,3 +249,55 @@ def test_answer_to_dict_is_json_ready(runner) -> None:
     json.dumps(d)
     assert d["code"] == "ANSWERED" and d["retrieval"]["passed"] is True
     assert d["retrieval"]["hits"][0]["chunk"] == "en/gates/1"
+
+
+def test_known_reader_locale_wins_over_detection(runner) -> None:
+    a = runner.ask("What is the price of an audit?", locale="es")
+    assert a.code == "REFUSED" and a.text == "REFUSAL-TEXT-es"
+    b = runner.ask("semantic cache hit rate weeks", locale="zh")
+    assert b.locale == "zh"
+    from guardlex.errors import UnknownLocaleError
+
+    with pytest.raises(UnknownLocaleError):
+        runner.ask("hello", locale="xx")
+
+
+FIXED = {f"{v}-{loc}" for v in MESSAGES.values() for loc in ("en", "es", "zh")}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=120))
+def test_every_answer_is_fixed_text_or_gated_text(question: str) -> None:
+    r = _PROPERTY_RUNNER
+    a = r.ask(question)
+    assert a.code in {
+        "REFUSED",
+        "OVERVIEW",
+        "BELOW_THRESHOLD",
+        "ANSWERED",
+        "GATE_STOP",
+        "TRUNCATED",
+        "MODEL_NO_ANSWER",
+    }
+    if a.code in ("REFUSED", "BELOW_THRESHOLD"):
+        assert a.text in FIXED and a.cost_tokens is None
+    else:
+        assert not re.search(r"\[\d+\]", a.text)  # markers never reach the reader
+    assert a.trace[-1].split(":")[0] == a.code
+
+
+def test_reader_leaving_mid_stream_cancels_and_records_cost(tiny_store, fake_packs) -> None:
+    made: list[ScriptedModel] = []
+
+    def factory():
+        m = ScriptedModel(piece=4)
+        made.append(m)
+        return m
+
+    r = Runner(tiny_store, fake_packs, model=factory)
+    gen = r.stream(GOOD_Q)
+    first = next(gen)
+    assert isinstance(first, str) and first
+    gen.close()  # the browser tab was closed
+    spent, reserved = r.ledger.usage()
+    assert reserved == 0 and spent > 0  # what was generated is still paid for

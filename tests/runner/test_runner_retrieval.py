@@ -25,13 +25,17 @@ def _retriever(store: Store, packs: _engine.PackView, embedder=None, threshold=0
             return embedder()
         return HashingEmbedder(_engine.keywords, packs.all_stopwords)
 
-    return Retriever(store, make, _engine.keywords, packs.all_stopwords, _engine.has_han,
-                     threshold=threshold)
+    return Retriever(
+        store, make, _engine.keywords, packs.all_stopwords, _engine.has_han, threshold=threshold
+    )
 
 
 def test_significant_words_drop_stopwords_and_short_words() -> None:
-    words = significant_words(["what", "is", "the", "gate", "ai", "gate", "检索", "门"],
-                              frozenset({"what", "the"}), _engine.has_han)
+    words = significant_words(
+        ["what", "is", "the", "gate", "ai", "gate", "检索", "门"],
+        frozenset({"what", "the"}),
+        _engine.has_han,
+    )
     # "is" and "ai" are shorter than 3; Chinese needs only 2; one-character 门 is dropped.
     assert words == ("gate", "检索")
 
@@ -43,8 +47,10 @@ def test_coverage_needs_two_distinct_words() -> None:
     assert value == 0.5 and matched == ("sentence", "gate")
 
 
-@given(st.lists(st.text(min_size=1, max_size=6), max_size=8, unique=True),
-       st.sets(st.text(min_size=1, max_size=6), max_size=10))
+@given(
+    st.lists(st.text(min_size=1, max_size=6), max_size=8, unique=True),
+    st.sets(st.text(min_size=1, max_size=6), max_size=10),
+)
 def test_coverage_is_bounded(words: list[str], toks: set[str]) -> None:
     value, matched = coverage(tuple(words), frozenset(toks))
     assert 0.0 <= value <= 1.0
@@ -111,8 +117,9 @@ def test_chinese_is_matched_as_jieba_words(tiny_store, fake_packs) -> None:
     assert res.hits[0].coverage >= 0.5
 
 
-def test_embedder_failure_falls_back_to_keywords_and_keeps_threshold(tiny_store,
-                                                                      fake_packs) -> None:
+def test_embedder_failure_falls_back_to_keywords_and_keeps_threshold(
+    tiny_store, fake_packs
+) -> None:
     class Broken:
         name = "broken"
         dim = 256

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "ask",
         help="ask the reference RAG runner a question (sample site by default)",
@@ -16,42 +16,99 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ),
     )
     p.add_argument("question", metavar="QUESTION", help="the reader's question")
-    p.add_argument("--previous", metavar="Q", default=None,
-                   help="the previous question (a follow-up is checked with it)")
-    p.add_argument("--previous-answer", metavar="TEXT", default=None,
-                   help="the previous answer (an ordinal like 'the second one' resolves "
-                   "against its list)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (answer, code, trace, sources) instead")
-    p.add_argument("--store", metavar="PATH", default=None,
-                   help="store built by `guardlex index` (default: the sample site)")
-    p.add_argument("--embedder", default=None,
-                   help="embedding model (default: the one the store was built with)")
-    p.add_argument("--model", choices=("scripted", "openai"), default="scripted",
-                   help="scripted: deterministic, offline (default); openai: any "
-                   "OpenAI-compatible /chat/completions endpoint")
-    p.add_argument("--base-url", default="http://127.0.0.1:8000/v1",
-                   help="endpoint for --model openai (default: %(default)s)")
-    p.add_argument("--model-name", default="gpt-4o-mini",
-                   help="model name sent to the endpoint (default: %(default)s)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                   help="environment variable that holds the API key (default: %(default)s)")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="similarity threshold (default 0.35; calibrate per embedding model)")
-    p.add_argument("--max-output-tokens", type=int, default=None,
-                   help="output limit per answer, reserved in full by the budget guard")
-    p.add_argument("--ledger", metavar="PATH", default=None,
-                   help="budget ledger file (default: in the cache folder)")
-    p.add_argument("--monthly-cap", type=int, default=2_000_000,
-                   help="monthly token cap of the budget guard (default: %(default)s)")
-    p.add_argument("--client", default="cli",
-                   help="rate-limit key of this client (default: %(default)s)")
+    p.add_argument(
+        "--previous",
+        metavar="Q",
+        default=None,
+        help="the previous question (a follow-up is checked with it)",
+    )
+    p.add_argument(
+        "--previous-answer",
+        metavar="TEXT",
+        default=None,
+        help="the previous answer (an ordinal like 'the second one' resolves against its list)",
+    )
+    p.add_argument(
+        "--locale",
+        default=None,
+        help="the reader's language when known (default: detected from the question)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (answer, code, trace, sources) instead",
+    )
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="store built by `guardlex index` (default: the sample site)",
+    )
+    p.add_argument(
+        "--embedder",
+        default=None,
+        help="embedding model (default: the one the store was built with)",
+    )
+    p.add_argument(
+        "--model",
+        choices=("scripted", "openai"),
+        default="scripted",
+        help="scripted: deterministic, offline (default); openai: any "
+        "OpenAI-compatible /chat/completions endpoint",
+    )
+    p.add_argument(
+        "--base-url",
+        default="http://127.0.0.1:8000/v1",
+        help="endpoint for --model openai (default: %(default)s)",
+    )
+    p.add_argument(
+        "--model-name",
+        default="gpt-4o-mini",
+        help="model name sent to the endpoint (default: %(default)s)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable that holds the API key (default: %(default)s)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="similarity threshold (default 0.35; calibrate per embedding model)",
+    )
+    p.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=None,
+        help="output limit per answer, reserved in full by the budget guard",
+    )
+    p.add_argument(
+        "--ledger",
+        metavar="PATH",
+        default=None,
+        help="budget ledger file, shared by processes (default: the cache folder for "
+        "--model openai, in memory for the scripted model)",
+    )
+    p.add_argument(
+        "--monthly-cap",
+        type=int,
+        default=2_000_000,
+        help="monthly token cap of the budget guard (default: %(default)s)",
+    )
+    p.add_argument(
+        "--client",
+        default=None,
+        help="rate-limit this turn under this client key (minute/hour/day windows; "
+        "off by default on the command line)",
+    )
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     import json
     import os
+    from collections.abc import Callable
 
     from guardlex.runner._deps import require_numpy
 
@@ -59,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.runner.build import cache_dir, runner_for, sample_packs, sample_store
     from guardlex.runner.costs import RateLimiter
     from guardlex.runner.errors import RunnerError
-    from guardlex.runner.models import Model, OpenAIChatModel, ScriptedModel
+    from guardlex.runner.models import Model, OpenAIChatModel
     from guardlex.runner.pipeline import Answer
     from guardlex.runner.store import Store
 
@@ -71,31 +128,46 @@ def _run(args: argparse.Namespace) -> int:
     else:
         packs = sample_packs()
         store = sample_store(packs=packs)
-    model_factory: type[ScriptedModel] | None = ScriptedModel
+    model_factory: Callable[[], Model] | None = None  # the runner's scripted model
     if args.model == "openai":
         key = os.environ.get(args.api_key_env)
 
-        def model_factory() -> Model:  # type: ignore[no-redef]
+        def openai_model() -> Model:
             return OpenAIChatModel(args.base_url, args.model_name, api_key=key)
 
+        model_factory = openai_model
+
+    # The scripted model costs nothing: its turns go to an in-memory ledger unless a
+    # ledger file is named. A real model's turns are recorded in the cache folder.
     ledger_path = args.ledger
-    limiter = None
-    if ledger_path is None:
+    if ledger_path is None and args.model != "scripted":
         try:
             cache_dir().mkdir(parents=True, exist_ok=True)
             ledger_path = str(cache_dir() / "ledger.sqlite")
-            limiter = RateLimiter(ledger_path)
         except OSError:
-            ledger_path = ":memory:"
-    else:
-        limiter = RateLimiter(ledger_path)
-    runner = runner_for(store, embedder=args.embedder, model=model_factory,
-                        ledger_path=ledger_path, monthly_cap=args.monthly_cap,
-                        rate_limiter=limiter, threshold=args.threshold,
-                        max_output_tokens=args.max_output_tokens, packs=packs)
+            ledger_path = None
+    limiter = None
+    if args.client is not None:
+        limiter = RateLimiter(ledger_path or str(cache_dir() / "ledger.sqlite"))
+    runner = runner_for(
+        store,
+        embedder=args.embedder,
+        model=model_factory,
+        ledger_path=ledger_path,
+        monthly_cap=args.monthly_cap,
+        rate_limiter=limiter,
+        threshold=args.threshold,
+        max_output_tokens=args.max_output_tokens,
+        packs=packs,
+    )
     answer: Answer | None = None
-    for item in runner.stream(args.question, previous=args.previous,
-                              previous_answer=args.previous_answer, client=args.client):
+    for item in runner.stream(
+        args.question,
+        previous=args.previous,
+        previous_answer=args.previous_answer,
+        client=args.client,
+        locale=args.locale,
+    ):
         if isinstance(item, Answer):
             answer = item
         elif not args.json:

@@ -16,10 +16,12 @@ three modes:
   audit an answer    guardlex audit --quote "Extra seats cost 8 per seat per month." \\
                                     --answer "Extra seats cost 8 per person per day."
   resolve a field    guardlex audit --field seats_included --evidence docs.json [--facts facts.json]
+                                    [--subject Standard] [--now 2025-01-01]
   a JSON request     guardlex audit --input request.json
                      {"answer": ..., "quotes": [...], "computed": {"24": "3 * 8"}}   audit
                      {"field": ..., "evidence": [{doc, version?, effective?, expiry?, text}],
-                      "facts"?: [{field, value, quote, doc}], "now"?: "YYYY-MM-DD"}    resolve
+                      "facts"?: [{field, value, quote, doc}], "now"?: "YYYY-MM-DD",
+                      "subject"?: ...}                                            resolve
                      {"field": ..., "value": ..., "quote": ..., "evidence": "text",
                       "subject"?: ...}                                            accept
 
@@ -69,7 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         action="append",
         default=[],
         metavar="NAME",
-        help="a plan, product or person name for the subject check (repeatable)",
+        help="a plan, product or person name: the subject check of --answer (repeatable), "
+        "or the subject whose value --field resolves",
     )
     p.add_argument("--field", help="resolve this field over --evidence")
     p.add_argument(
@@ -204,8 +207,14 @@ def _dispatch(request: Mapping[str, Any], args: argparse.Namespace, packs: Any) 
         return 1 if violations else 0
     if "field" in request and isinstance(request.get("evidence"), list):
         now = _parse_date(request.get("now") or args.now)
+        subject = request.get("subject") or (args.subject[0] if args.subject else None)
         result = resolve(
-            str(request["field"]), request.get("facts"), request["evidence"], now=now, packs=packs
+            str(request["field"]),
+            request.get("facts"),
+            request["evidence"],
+            now=now,
+            subject=subject,
+            packs=packs,
         )
         if args.json:
             print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str))

@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         type=int,
         default=None,
         metavar="N",
-        help="sentences of at least N words need a marker (default: 5)",
+        help="sentences of at least N words need a marker (default: 6)",
     )
     p.add_argument(
         "--no-faithful",

@@ -16,7 +16,7 @@ it line by line. Input bytes that are not valid UTF-8 are kept as lone surrogate
 the same bytes, so binary junk passes through instead of stopping the run."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     p = sub.add_parser(
         "normalise",
         help="print text as the rules see it (normalised)",

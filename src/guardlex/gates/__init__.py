@@ -10,7 +10,7 @@ See ``docs/gates.md``.
 
 from __future__ import annotations
 
-from guardlex.gates.errors import EvidenceError, FormulaError
+from guardlex.gates.errors import EvidenceError, FormulaError, GateSettingError
 from guardlex.gates.extract import extract_facts
 from guardlex.gates.faithfulness import accept, audit, evaluate, in_force, resolve
 from guardlex.gates.segment import Segmenter, split_sentences
@@ -44,6 +44,7 @@ __all__ = [
     "Fact",
     "FieldResult",
     "FormulaError",
+    "GateSettingError",
     "GateStream",
     "Released",
     "Resolution",

@@ -6,8 +6,8 @@ ASCII, the Arabic decimal separator is ``.``, letters are case-folded. What this
 adds is the notion of a *value token* and its comparable form:
 
 * a number is a maximal run of digits with its separators, so ``2025`` never yields
-  ``20`` and ``200`` never matches ``20``; ``1,500`` and ``1500`` compare equal,
-  ``3.50`` and ``3.5`` too, and ``1.500`` may be either 1500 (German) or 1.5
+  ``20`` and ``200`` never matches ``20``; ``1,500``, ``1 500`` and ``1500`` compare
+  equal, ``3.50`` and ``3.5`` too, and ``1.500`` may be either 1500 (German) or 1.5
   (English), so it carries both readings;
 * URLs compare without scheme, ``www.`` and a trailing slash;
 * e-mail addresses compare as written (after normalisation).
@@ -15,8 +15,9 @@ adds is the notion of a *value token* and its comparable form:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -30,11 +31,13 @@ TIMEOUT = 1.0
 __all__ = ["count_words", "normalise", "normalise_with_offsets"]  # one import place for the gates
 
 
-def check_size(text: str, limit: int, what: str) -> None:
-    """Refuse input above ``limit`` characters with a message that says what to do."""
-    if len(text) > limit:
+def check_size(text: str | int, limit: int, what: str) -> None:
+    """Refuse input above ``limit`` characters (a text, or a count of characters) with a
+    message that says what to do."""
+    size = text if isinstance(text, int) else len(text)
+    if size > limit:
         raise InputTooLargeError(
-            f"{what} has {len(text)} characters; the limit is {limit}. "
+            f"{what} has {size} characters; the limit is {limit}. "
             "Split it or raise the limit explicitly."
         )
 
@@ -52,15 +55,17 @@ _URL = regex.compile(
     r"\.(?:" + _COMMON_TLDS + r")(?![\w@-])(?:/[^\s<>\"'\[\]{}|\\^`]*)?",
 )
 _EMAIL = regex.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_NUMBER = regex.compile(r"(?<![\d])\d+(?:[.,]\d+)*(?![\d])")
+# thousands grouped with spaces ("1 500", Russian and French; NBSP is a space after
+# normalisation) first, then digits with dots and commas
+_NUMBER = regex.compile(r"(?<![\d])(?:\d{1,3}(?: \d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)*)(?![\d])")
 # "1. Item" or "- 2) item" at the start of a sentence enumerates; it states no value.
 _ENUMERATOR = regex.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)](?=\s)")
+_ENUMERATOR_START = frozenset("0123456789-*•")
 _TRAILING = ".,;:!?)]}'\"»”’、。，；：！？"
 
 
-@dataclass(frozen=True)
-class Value:
-    """One value token found in normalised text.
+class Value(NamedTuple):
+    """One value token found in normalised text (a tuple: cheap to build, immutable).
 
     ``kind`` is ``"number"``, ``"url"`` or ``"email"``; ``text`` the token as it stands in
     the normalised text; ``keys`` the comparable forms (a number may have two readings);
@@ -95,9 +100,29 @@ def number_readings(token: str) -> list[frozenset[str]]:
     >>> [sorted(r) for r in number_readings("01.05.2023")]
     [['1'], ['5'], ['2023']]
     """
-    parts = regex.split(r"([.,])", token)
-    groups = parts[0::2]
-    seps = parts[1::2]
+    return list(_readings(token))
+
+
+@functools.lru_cache(maxsize=4096)
+def _readings(token: str) -> tuple[frozenset[str], ...]:
+    groups, seps = _split_number(token)
+    return tuple(_readings_of(token, groups, seps))
+
+
+def _split_number(token: str) -> tuple[list[str], list[str]]:
+    groups: list[str] = []
+    seps: list[str] = []
+    start = 0
+    for i, ch in enumerate(token):
+        if ch in ".,":
+            groups.append(token[start:i])
+            seps.append(ch)
+            start = i + 1
+    groups.append(token[start:])
+    return groups, seps
+
+
+def _readings_of(token: str, groups: list[str], seps: list[str]) -> list[frozenset[str]]:
     if not seps:
         return [frozenset({_canon_decimal(token)})]
     kinds = set(seps)
@@ -120,8 +145,29 @@ def number_readings(token: str) -> list[frozenset[str]]:
 
 
 def _url_key(url: str) -> str:
-    key = regex.sub(r"^(?:(?:https?|ftp)://)?(?:www\.)?", "", url, timeout=TIMEOUT)
-    return key.rstrip("/")
+    for scheme in ("https://", "http://", "ftp://"):
+        if url.startswith(scheme):
+            url = url[len(scheme) :]
+            break
+    if url.startswith("www."):
+        url = url[4:]
+    return url.rstrip("/")
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _maybe_url(norm: str) -> bool:
+    """Cheap pre-check (regex calls with a timeout cost microseconds): a scheme, ``www.``
+    or a dot between a letter or digit and a letter."""
+    if "://" in norm or "www." in norm:
+        return True
+    i = norm.find(".")
+    while i != -1:
+        if 0 < i < len(norm) - 1 and norm[i - 1].isalnum() and norm[i + 1].isalpha():
+            return True
+        i = norm.find(".", i + 1)
+    return False
 
 
 def _strip_trailing(text: str, start: int, end: int) -> int:
@@ -142,35 +188,42 @@ def values(norm: str, *, skip_enumerator: bool = False) -> list[Value]:
     [('url', 'https://x.org/v2'), ('email', 'a.b@c.de'), ('number', '1,500')]
     """
     found: list[Value] = []
-    masked = list(norm)
-    for m in _EMAIL.finditer(norm, timeout=TIMEOUT):
-        end = _strip_trailing(norm, m.start(), m.end())
-        text = norm[m.start() : end]
-        found.append(Value("email", text, frozenset({text}), m.start(), end))
-        masked[m.start() : end] = " " * (end - m.start())
-    masked_text = "".join(masked)
-    for m in _URL.finditer(masked_text, timeout=TIMEOUT):
-        end = _strip_trailing(masked_text, m.start(), m.end())
-        text = norm[m.start() : end]
-        if not text or "." not in text:
-            continue
-        found.append(Value("url", text, frozenset({_url_key(text)}), m.start(), end))
-        masked[m.start() : end] = " " * (end - m.start())
-    masked_text = "".join(masked)
+    masked_text = norm
+    if "@" in norm:
+        masked = list(norm)
+        for m in _EMAIL.finditer(norm, timeout=TIMEOUT):
+            end = _strip_trailing(norm, m.start(), m.end())
+            text = norm[m.start() : end]
+            found.append(Value("email", text, frozenset({text}), m.start(), end))
+            masked[m.start() : end] = " " * (end - m.start())
+        masked_text = "".join(masked)
+    if _maybe_url(masked_text):
+        masked = list(masked_text)
+        for m in _URL.finditer(masked_text, timeout=TIMEOUT):
+            end = _strip_trailing(masked_text, m.start(), m.end())
+            text = norm[m.start() : end]
+            if not text or "." not in text:
+                continue
+            found.append(Value("url", text, frozenset({_url_key(text)}), m.start(), end))
+            masked[m.start() : end] = " " * (end - m.start())
+        masked_text = "".join(masked)
+    if _DIGITS.isdisjoint(masked_text):
+        return sorted(found, key=lambda v: (v.start, v.end))
     skip_until = -1
-    if skip_enumerator:
+    if skip_enumerator and masked_text.lstrip()[:1] in _ENUMERATOR_START:
         em = _ENUMERATOR.match(masked_text, timeout=TIMEOUT)
         if em:
             skip_until = em.end()
     for m in _NUMBER.finditer(masked_text, timeout=TIMEOUT):
         if m.end() <= skip_until:
             continue
-        readings = number_readings(m.group())
+        token = m.group()
+        readings = _readings(token.replace(" ", ""))
         if len(readings) == 1:
-            found.append(Value("number", m.group(), readings[0], m.start(), m.end()))
+            found.append(Value("number", token, readings[0], m.start(), m.end()))
             continue
         pos = m.start()
-        for group, keys in zip(regex.split(r"[.,]", m.group()), readings, strict=False):
+        for group, keys in zip(_split_number(token)[0], readings, strict=False):
             found.append(Value("number", group, keys, pos, pos + len(group)))
             pos += len(group) + 1
     found.sort(key=lambda v: (v.start, v.end))
@@ -191,6 +244,16 @@ def _prefixed(v: Value) -> Iterator[str]:
 
 
 def supported(v: Value, keys: Iterable[str] | frozenset[str]) -> bool:
-    """Whether a value token occurs (as a whole token) among the given source keys."""
+    """Whether a value token occurs (as a whole token) among the given source keys.
+
+    A space-grouped number ("1 500") is also supported when each of its parts is, since
+    "10 200" may be two numbers as well as ten thousand two hundred.
+    """
     pool = keys if isinstance(keys, (set, frozenset)) else set(keys)
-    return any(k in pool for k in _prefixed(v))
+    if any(k in pool for k in _prefixed(v)):
+        return True
+    if v.kind == "number" and " " in v.text:
+        return all(
+            any(f"number:{k}" in pool for k in _readings(part)[0]) for part in v.text.split()
+        )
+    return False

@@ -35,37 +35,146 @@ def _words(items: Any) -> list[str]:
         items = [items]
     out = []
     for item in items:
-        norm = normalise(str(item))
-        if norm:
-            out.append(norm)
+        text = str(item)
+        # a form written with a ZWNJ (Persian می‌شود) is also met joined (میشود); the
+        # normaliser turns the ZWNJ into a space, so both spellings are listed
+        variants = [text, text.replace("\u200c", "")] if "\u200c" in text else [text]
+        for variant in variants:
+            norm = normalise(variant)
+            if norm and norm not in out:
+                out.append(norm)
     return out
 
 
-def _alternation(words: Iterable[str]) -> str:
-    uniq = sorted(set(words), key=lambda w: (-len(w), w))
-    return "|".join(regex.escape(w) for w in uniq)
-
-
-def _bounded(word: str) -> str:
-    """A literal with a word boundary on each side whose edge is a non-Han word character."""
-    body = regex.escape(word)
-    if regex.match(r"[^\W\p{Han}]", word[0]):
-        body = r"(?<!\w)" + body
-    if regex.match(r"[^\W\p{Han}]", word[-1]):
-        body = body + r"(?!\w)"
-    return body
+def _edge(ch: str) -> bool:
+    """Whether a word needs a boundary on this side: a non-Han word character."""
+    return bool(regex.match(r"[^\W\p{Han}]", ch))
 
 
 def word_regex(words: Iterable[str]) -> regex.Pattern[str] | None:
-    """Whole-word alternation over normalised text, longest form first.
+    """Whole-word matcher for a word list over normalised text, longest form first.
 
     Han characters need no boundary (Chinese has no spaces), nor does a form that starts
-    or ends with punctuation (``/``).
+    or ends with punctuation (``/``). The lists are compiled as ``regex`` named lists
+    (``\\L<name>``), so nothing needs escaping by hand. Used for the few forms with
+    punctuation; plain words and Han go through ``PhraseMatcher``'s dictionaries.
     """
-    uniq = sorted({w for w in words if w}, key=lambda w: (-len(w), w))
-    if not uniq:
+    groups: dict[tuple[bool, bool], list[str]] = {}
+    for w in {w for w in words if w}:
+        groups.setdefault((_edge(w[0]), _edge(w[-1])), []).append(w)
+    if not groups:
         return None
-    return regex.compile("|".join(_bounded(w) for w in uniq))
+    parts = []
+    lists: dict[str, list[str]] = {}
+    for i, ((left, right), items) in enumerate(sorted(groups.items())):
+        name = f"w{i}"
+        lists[name] = items
+        parts.append((r"(?<!\w)" if left else "") + rf"\L<{name}>" + (r"(?!\w)" if right else ""))
+    return regex.compile("|".join(parts), **lists)
+
+
+_WORD = regex.compile(r"\w+")
+_PLAIN_WORDS = regex.compile(r"[^\W\p{Han}]+(?: [^\W\p{Han}]+)*")
+_HAN_ONLY = regex.compile(r"\p{Han}+")
+
+#: A word occurrence in normalised text: (start, end, word).
+Word = tuple[int, int, str]
+
+
+def words_of(text: str) -> list[Word]:
+    """The ``\\w+`` runs of a text with their spans (one regex pass)."""
+    return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text, timeout=TIMEOUT)]
+
+
+class PhraseMatcher:
+    """Find the phrases of a word list in normalised text, leftmost-longest, fast.
+
+    Phrases of plain words ("not included") are looked up as word tuples, Han phrases
+    ("不含税") as substrings of Han runs, both in dictionaries: one pass over the words of a
+    sentence instead of a regex alternation of hundreds of phrases. The few phrases with
+    punctuation ("p. ej.", "/") go through a small regex.
+    """
+
+    def __init__(self, phrases: Iterable[str], proclitics: Sequence[str] = ()) -> None:
+        # conjunctions written onto the next word (Arabic و, ف): "وغير مشمول" is "غير مشمول"
+        self.proclitics = tuple(p for p in proclitics if p)
+        self.by_words: dict[tuple[str, ...], str] = {}
+        self.han: dict[str, str] = {}
+        other: list[str] = []
+        for phrase in {p for p in phrases if p}:
+            if _PLAIN_WORDS.fullmatch(phrase):
+                self.by_words[tuple(phrase.split(" "))] = phrase
+            elif _HAN_ONLY.fullmatch(phrase):
+                self.han[phrase] = phrase
+            else:
+                other.append(phrase)
+        self.max_words = max((len(k) for k in self.by_words), default=0)
+        self.firsts = frozenset(k[0] for k in self.by_words)
+        self.max_han = max((len(k) for k in self.han), default=0)
+        self.other = word_regex(other)
+        self.other_phrases = tuple(other)
+
+    def find(self, text: str, words: Sequence[Word] | None = None) -> list[tuple[int, int, str]]:
+        """Non-overlapping ``(start, end, phrase)`` matches, leftmost-longest."""
+        found: list[tuple[int, int, str]] = []
+        if words is None:
+            words = words_of(text)
+        if self.by_words:
+            n = len(words)
+            # run[i]: how many words after words[i] follow it at exactly one space
+            run = [0] * (n + 1)
+            for i in range(n - 2, -1, -1):
+                end = words[i][1]
+                if words[i + 1][0] == end + 1 and text[end] == " ":
+                    run[i] = run[i + 1] + 1
+            i = 0
+            while i < n:
+                hit = 0
+                first = words[i][2]
+                skip = 0
+                if first not in self.firsts:
+                    for clitic in self.proclitics:
+                        if first.startswith(clitic) and first[len(clitic) :] in self.firsts:
+                            first, skip = first[len(clitic) :], len(clitic)
+                            break
+                if first in self.firsts:
+                    for k in range(min(self.max_words, run[i] + 1), 0, -1):
+                        key = (first, *(w for _, _, w in words[i + 1 : i + k]))
+                        phrase = self.by_words.get(key)
+                        if phrase is not None:
+                            found.append((words[i][0] + skip, words[i + k - 1][1], phrase))
+                            hit = k
+                            break
+                i += hit or 1
+        if self.han and text and max(text) >= "\u3400":
+            for start, _, word in words:
+                if max(word) < "\u3400":
+                    continue
+                p = 0
+                while p < len(word):
+                    hit = 0
+                    for size in range(min(self.max_han, len(word) - p), 0, -1):
+                        phrase = self.han.get(word[p : p + size])
+                        if phrase is not None:
+                            found.append((start + p, start + p + size, phrase))
+                            hit = size
+                            break
+                    p += hit or 1
+        # a substring test first: a regex call with a timeout costs microseconds
+        if self.other is not None and any(p in text for p in self.other_phrases):
+            found.extend(
+                (m.start(), m.end(), m.group()) for m in self.other.finditer(text, timeout=TIMEOUT)
+            )
+        if len(found) < 2:
+            return found
+        found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+        out: list[tuple[int, int, str]] = []
+        end = -1
+        for match in found:
+            if match[0] >= end:
+                out.append(match)
+                end = match[1]
+        return out
 
 
 @dataclass(frozen=True)
@@ -78,12 +187,11 @@ class Vocab:
     per: tuple[str, ...]
     polarities: tuple[Polarity, ...]
     unlimited: tuple[str, ...]
-    unit_re: regex.Pattern[str] | None
-    per_re: regex.Pattern[str] | None
-    unlimited_re: regex.Pattern[str] | None
-    rate_tail_re: regex.Pattern[str] | None  # "per <unit>" right before a position
-    polarity_re: regex.Pattern[str] | None  # every positive and negative form
     polarity_of: Mapping[str, tuple[tuple[int, str], ...]]  # form -> ((pair, "+"/"-"), ...)
+    unit_m: PhraseMatcher
+    per_m: PhraseMatcher
+    unlimited_m: PhraseMatcher
+    polarity_m: PhraseMatcher
 
     def unit_of(self, word: str) -> str | None:
         """Canonical unit of a normalised surface word."""
@@ -94,7 +202,19 @@ class Vocab:
         return any(c in self.abbreviations for c in candidates)
 
 
-EMPTY = Vocab((), frozenset(), {}, ("/",), (), (), None, None, None, None, None, {})
+EMPTY = Vocab(
+    (),
+    frozenset(),
+    {},
+    ("/",),
+    (),
+    (),
+    {},
+    PhraseMatcher(()),
+    PhraseMatcher(("/",)),
+    PhraseMatcher(()),
+    PhraseMatcher(()),
+)
 
 
 def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
@@ -104,7 +224,9 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
     per: list[str] = ["/"]
     polarities: list[Polarity] = []
     unlimited: list[str] = []
+    proclitics: list[str] = []
     for _, lex in sorted(lexicons.items()):
+        proclitics.extend(_words(lex.get("proclitics")))
         for abbr in _words(lex.get("abbreviations")):
             abbreviations.add(abbr)
             abbreviations.add(abbr.replace(" ", ""))
@@ -128,12 +250,6 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
             polarity_of.setdefault(form, []).append((idx, "+"))
         for form in pol.negative:
             polarity_of.setdefault(form, []).append((idx, "-"))
-    rate_tail = None
-    if units:
-        rate_tail = regex.compile(
-            r"(?:" + _alternation(w for w in per_words if w) + r")\s*"
-            r"(?P<unit>" + _alternation(units) + r")\s*$"
-        )
     return Vocab(
         locales=tuple(sorted(lexicons)),
         abbreviations=frozenset(abbreviations),
@@ -141,12 +257,11 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
         per=per_words,
         polarities=tuple(polarities),
         unlimited=tuple(dict.fromkeys(unlimited)),
-        unit_re=word_regex(units),
-        per_re=word_regex(per_words),
-        unlimited_re=word_regex(unlimited),
-        rate_tail_re=rate_tail,
-        polarity_re=word_regex(polarity_of),
         polarity_of={k: tuple(v) for k, v in polarity_of.items()},
+        unit_m=PhraseMatcher(units, proclitics),
+        per_m=PhraseMatcher(per_words, proclitics),
+        unlimited_m=PhraseMatcher(unlimited, proclitics),
+        polarity_m=PhraseMatcher(polarity_of, proclitics),
     )
 
 
@@ -176,10 +291,3 @@ def default_packs() -> PacksLike:
     from guardlex import load_packs
 
     return load_packs()
-
-
-def search(pattern: regex.Pattern[str] | None, text: str, pos: int = 0) -> Any:
-    """``pattern.search`` with the gates' timeout; ``None`` for a missing pattern."""
-    if pattern is None:
-        return None
-    return pattern.search(text, pos, timeout=TIMEOUT)

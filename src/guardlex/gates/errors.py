@@ -11,3 +11,7 @@ class EvidenceError(GuardlexError, ValueError):
 
 class FormulaError(GuardlexError, ValueError):
     """A computed value's formula is not plain arithmetic on numbers (+ - * / × ÷, brackets)."""
+
+
+class GateSettingError(GuardlexError, ValueError):
+    """A gate setting out of range (``min_words < 1``, a non-positive size limit)."""

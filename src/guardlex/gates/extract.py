@@ -21,7 +21,7 @@ import regex
 
 from guardlex.gates._text import TIMEOUT, normalise
 from guardlex.gates._vocab import Vocab, default_packs, vocab_for
-from guardlex.gates.faithfulness import UNLIMITED, analyse
+from guardlex.gates.faithfulness import UNLIMITED, analyse, mentions
 from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import Evidence, Fact, PacksLike
 
@@ -68,9 +68,12 @@ def _similar(a: str, b: str) -> bool:
 
 def _token_units(token: str, vocab: Vocab) -> set[str]:
     """Canonical units a field word names (``seats`` -> seat; ``每席位价格`` -> seat)."""
-    found = {vocab.unit_of(token)} - {None}
-    if regex.match(r"\p{Han}", token) and vocab.unit_re is not None:
-        found |= {vocab.unit_of(m.group()) for m in vocab.unit_re.finditer(token, timeout=TIMEOUT)}
+    found = {vocab.unit_of(token)}
+    if regex.match(r"\p{Han}", token):
+        found |= {vocab.unit_of(phrase) for _, _, phrase in vocab.unit_m.find(token)}
+    elif None in found:
+        # inflected or with an article: المستخدمین ~ مستخدمین, usuários ~ usuario
+        found |= {canon for surface, canon in vocab.units.items() if _similar(token, surface)}
     return {u for u in found if u}
 
 
@@ -114,7 +117,7 @@ def extract_facts(
         for sentence in split_sentences(doc.text, vocab.is_abbreviation):
             if sentence not in doc.text:
                 continue
-            if norm_subject and norm_subject not in normalise(sentence):
+            if norm_subject and not mentions(normalise(sentence), norm_subject):
                 continue
             facts.extend(
                 _from_sentence(field, sentence, doc.doc, tokens, rates, polar_pairs, vocab, subject)
@@ -142,20 +145,21 @@ def _from_sentence(
     # the words that name the thing counted or priced, not its polarity ("tax" in tax_included)
     other_tokens = [t for t in tokens if not any(_similar(t, w) for w in polar_words)]
     count_tokens = [t for t in other_tokens if t not in rates]
+    field_units = {u for t in count_tokens for u in _token_units(t, vocab)}
     # numbers
     for n in an.numbers:
         if rates:
             # a price per seat needs "per seat" attached; "20 seats" is a count, not a rate
             hit = all(_matches(t, (), n.rate, vocab) for t in rates)
-        elif n.units:
-            # a count: its own unit must be the field's ("20 seats"); "8 per seat" is a rate
-            hit = any(_matches(t, (), n.units - n.rate, vocab) for t in other_tokens)
-        else:
-            # a bare number: the field's words must be in its clause ("50 GB of storage")
-            hit = any(
-                _matches(t, clause_words[n.clause], an.clauses[n.clause].units, vocab)
-                for t in other_tokens
+        elif field_units:
+            # a count of the field's unit: "20 seats" (but "8 per seat" is a rate)
+            own = n.units - n.rate
+            hit = bool(field_units & own) or (
+                not n.units and bool(field_units & an.clauses[n.clause].units)
             )
+        else:
+            # a field that names no unit: its words must be in the number's clause
+            hit = any(_matches(t, clause_words[n.clause], (), vocab) for t in other_tokens)
         if hit:
             out.append(Fact(field, n.value.text, sentence, doc, subject))
     # unlimited: a count without a limit ("Enterprise: unlimited seats")

@@ -22,6 +22,7 @@ vocabulary does not know passes them, it is not judged.
 from __future__ import annotations
 
 import operator
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -38,7 +39,7 @@ from guardlex.gates._text import (
     number_readings,
     values,
 )
-from guardlex.gates._vocab import Vocab, default_packs, vocab_for
+from guardlex.gates._vocab import Vocab, default_packs, vocab_for, words_of
 from guardlex.gates.errors import FormulaError
 from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import (
@@ -74,9 +75,6 @@ UNLIMITED = "unlimited"
 
 _CLAUSE_BREAK = regex.compile(r"[;!?。，；！？、\n]|[.,](?!\d)|(?<!\d)[.,]")
 _WORD = regex.compile(r"\w+")
-_HAN_RUN = regex.compile(r"\p{Han}+")
-_SKIPPABLE = regex.compile(r"\p{Han}|[^\W\d\p{Han}]+|\p{Sc}|%")
-_SPACE = regex.compile(r"[\s\-]*")
 
 
 # ------------------------------------------------------------------------------------
@@ -117,89 +115,129 @@ class Analysis:
     clauses: tuple[_Clause, ...]
     numbers: tuple[_Number, ...]
     keys: frozenset[str]  # number readings present anywhere
+    sentence_content: tuple[frozenset[str], ...] = ()  # distinctive words per sentence
 
 
-def _content(text: str, vocab: Vocab, stop: frozenset[str]) -> frozenset[str]:
+def _content(words: Iterable[str], vocab: Vocab, stop: frozenset[str]) -> frozenset[str]:
+    """Distinctive words of a clause: no digits, stopwords or unit words; Han runs as
+    character bigrams (Chinese has no spaces to split on). Rate words stay: German "pro"
+    is also the plan name "Pro"."""
     out: set[str] = set()
-    for word in _WORD.findall(text, timeout=TIMEOUT):
+    for word in words:
         if word.isdigit():
             continue
-        for run in _HAN_RUN.findall(word, timeout=TIMEOUT):
-            grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-            out.update(g for g in grams if g not in vocab.units)
-        rest = _HAN_RUN.sub(" ", word, timeout=TIMEOUT)
-        for piece in rest.split():
-            if len(piece) >= 2 and not piece.isdigit() and piece not in stop:
-                out.add(piece)
-    return frozenset(out - stop - set(vocab.per) - set(vocab.units))
+        if _has_han(word):
+            piece = ""
+            for ch in word + " ":
+                if _is_han(ch):
+                    piece += ch
+                    continue
+                if len(piece) == 1:
+                    out.add(piece)
+                out.update(piece[i : i + 2] for i in range(len(piece) - 1))
+                piece = ""
+            word = "".join(" " if _is_han(ch) else ch for ch in word)
+        for part in word.split():
+            if len(part) >= 2 and not part.isdigit():
+                out.add(part)
+    return frozenset(w for w in out if w not in stop and w not in vocab.units)
 
 
-def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    chars = list(text)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    return "".join(chars)
+def _is_han(ch: str) -> bool:
+    return (
+        "\u3400" <= ch <= "\u9fff"
+        or "\uf900" <= ch <= "\ufaff"
+        or "\U00020000" <= ch <= "\U0003134f"
+    )
 
 
-def _match_at(pattern: regex.Pattern[str] | None, text: str, pos: int) -> Any:
-    if pattern is None:
-        return None
-    return pattern.match(text, pos, timeout=TIMEOUT)
+def _has_han(word: str) -> bool:
+    # max() runs in C: most words have no character at or above the CJK blocks
+    return bool(word) and max(word) >= "\u3400" and any(_is_han(ch) for ch in word)
 
 
-def _chain_units(
-    norm: str, start: int, end: int, vocab: Vocab
-) -> tuple[frozenset[str], frozenset[str]]:
+@dataclass
+class _Scan:
+    """One normalised sentence with every vocabulary match found in one pass each."""
+
+    norm: str
+    per_at: dict[int, int]  # start -> end of a rate word ("per", "/", 每)
+    per_to: dict[int, int]  # end -> start
+    unit_at: dict[int, tuple[int, str]]  # start -> (end, canonical unit)
+    unit_to: dict[int, tuple[int, str]]  # end -> (start, canonical unit)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and (text[pos].isspace() or text[pos] == "-"):
+        pos += 1
+    return pos
+
+
+def _skip_token(text: str, pos: int) -> int:
+    """End of one skippable token at ``pos`` (a currency, a classifier 个, a word), or ``pos``."""
+    if pos >= len(text):
+        return pos
+    ch = text[pos]
+    if _is_han(ch) or ch == "%" or unicodedata.category(ch) == "Sc":
+        return pos + 1
+    end = pos
+    while end < len(text) and text[end].isalpha() and not _is_han(text[end]):
+        end += 1
+    return end
+
+
+def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], frozenset[str]]:
     """Units attached to the number at ``start:end`` ("20 seats", "8 EUR per seat per month",
     "8 元/席位/月", a rate right before it: "每席位每月 8 元"), and which of them are rates."""
+    norm = scan.norm
     units: set[str] = set()
     rate: set[str] = set()
     pos = end
     skipped = False
     after_per = False
-    n = len(norm)
-    while pos < n:
-        p = _SPACE.match(norm, pos, timeout=TIMEOUT).end()
-        m = _match_at(vocab.per_re, norm, p)
-        if m and m.end() > p:
-            pos = m.end()
+    while pos < len(norm):
+        p = _skip_space(norm, pos)
+        if p in scan.per_at:
+            pos = scan.per_at[p]
             after_per = True
             continue
-        m = _match_at(vocab.unit_re, norm, p)
-        if m and m.end() > p:
-            unit = vocab.unit_of(m.group())
-            if unit:
-                units.add(unit)
-                if after_per:
-                    rate.add(unit)
+        if p in scan.unit_at:
+            pos, unit = scan.unit_at[p]
+            units.add(unit)
+            if after_per:
+                rate.add(unit)
             after_per = False
-            pos = m.end()
             continue
         if not units and not skipped:
-            m = _SKIPPABLE.match(norm, p, timeout=TIMEOUT)
-            if m:
+            nxt = _skip_token(norm, p)
+            if nxt > p:
                 skipped = True
-                pos = m.end()
+                pos = nxt
                 continue
         break
-    if vocab.rate_tail_re is not None:
-        head = norm[max(0, start - 60) : start]
-        while head:
-            m = vocab.rate_tail_re.search(head, timeout=TIMEOUT)
-            if not m:
-                break
-            unit = vocab.unit_of(m.group("unit"))
-            if unit:
-                units.add(unit)
-                rate.add(unit)
-            head = head[: m.start()]
+    q = start
+    while q > 0:
+        q2 = q
+        while q2 > 0 and norm[q2 - 1].isspace():
+            q2 -= 1
+        if q2 not in scan.unit_to:
+            break
+        u_start, unit = scan.unit_to[q2]
+        p2 = u_start
+        while p2 > 0 and norm[p2 - 1].isspace():
+            p2 -= 1
+        if p2 not in scan.per_to:
+            break
+        units.add(unit)
+        rate.add(unit)
+        q = scan.per_to[p2]
     return frozenset(units), frozenset(rate)
 
 
-def _clauses(norm: str) -> list[tuple[int, int]]:
+def _clauses(norm: str, found: Sequence[Value]) -> list[tuple[int, int]]:
     """Clause spans of normalised text; dots and commas inside numbers, URLs and addresses
     do not break a clause."""
-    masked = _mask(norm, ((v.start, v.end) for v in values(norm) if v.kind != "number"))
+    masked = _mask(norm, ((v.start, v.end) for v in found if v.kind != "number"))
     spans = []
     start = 0
     for m in _CLAUSE_BREAK.finditer(masked, timeout=TIMEOUT):
@@ -212,56 +250,81 @@ def _clauses(norm: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if norm[a:b].strip()]
 
 
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """The text with the given spans blanked out (same length, so offsets still hold)."""
+    for a, b in spans:
+        text = text[:a] + " " * (b - a) + text[b:]
+    return text
+
+
 def analyse(
     text: str, vocab: Vocab, stop: frozenset[str] = frozenset(), *, sentences: bool = True
 ) -> Analysis:
-    """Analyse a text (an answer or a quote) into clauses and numbers with units."""
+    """Analyse a text (an answer or a quote) into clauses and numbers with units.
+
+    Each vocabulary pattern runs once per sentence (a regex call with a timeout costs
+    microseconds); clauses and unit chains are then worked out from the match positions.
+    """
     raw_sentences = split_sentences(text, vocab.is_abbreviation) if sentences else [text]
     norm_sentences: list[str] = []
     clauses: list[_Clause] = []
     numbers: list[_Number] = []
     keys: set[str] = set()
+    sentence_content: list[frozenset[str]] = []
     for s_idx, raw in enumerate(raw_sentences):
+        first_clause = len(clauses)
         norm = normalise(raw)
         norm_sentences.append(norm)
-        nums = [v for v in values(norm, skip_enumerator=True) if v.kind == "number"]
-        for a, b in _clauses(norm):
-            ctext = norm[a:b]
-            polar: list[_Polar] = []
-            spans: list[tuple[int, int]] = []
-            if vocab.polarity_re is not None:
-                for m in vocab.polarity_re.finditer(ctext, timeout=TIMEOUT):
-                    for pair, sign in vocab.polarity_of.get(m.group(), ()):
-                        polar.append(_Polar(pair, sign, m.group()))
-                    spans.append(m.span())
-            unlimited: list[str] = []
-            if vocab.unlimited_re is not None:
-                for m in vocab.unlimited_re.finditer(ctext, timeout=TIMEOUT):
-                    unlimited.append(m.group())
-                    spans.append(m.span())
-            units: set[str] = set()
-            if vocab.unit_re is not None:
-                for m in vocab.unit_re.finditer(ctext, timeout=TIMEOUT):
-                    unit = vocab.unit_of(m.group())
-                    if unit:
-                        units.add(unit)
+        found = values(norm, skip_enumerator=True)
+        all_words = words_of(norm)
+        polar_m = vocab.polarity_m.find(norm, all_words)
+        unlimited_m = vocab.unlimited_m.find(norm, all_words)
+        unit_m = [(a, b, vocab.unit_of(w) or w) for a, b, w in vocab.unit_m.find(norm, all_words)]
+        per_m = vocab.per_m.find(norm, all_words)
+        scan = _Scan(
+            norm,
+            per_at={a: b for a, b, _ in per_m},
+            per_to={b: a for a, b, _ in per_m},
+            unit_at={a: (b, u) for a, b, u in unit_m},
+            unit_to={b: (a, u) for a, b, u in unit_m},
+        )
+        masked_spans = [(a, b) for a, b, _ in polar_m + unlimited_m]
+        masked = _mask(norm, masked_spans) if masked_spans else norm
+        words = [(m.start(), m.group()) for m in _WORD.finditer(masked, timeout=TIMEOUT)]
+        for a, b in _clauses(norm, found):
+
+            def inside(pos: int, a: int = a, b: int = b) -> bool:
+                return a <= pos < b
+
             clause = _Clause(
-                text=ctext,
-                content=_content(_mask(ctext, spans), vocab, stop),
-                polar=tuple(polar),
-                unlimited=tuple(unlimited),
-                units=frozenset(units),
+                text=norm[a:b],
+                content=_content((w for pos, w in words if inside(pos)), vocab, stop),
+                polar=tuple(
+                    _Polar(pair, sign, form)
+                    for start, _, form in polar_m
+                    if inside(start)
+                    for pair, sign in vocab.polarity_of.get(form, ())
+                ),
+                unlimited=tuple(form for start, _, form in unlimited_m if inside(start)),
+                units=frozenset(u for start, _, u in unit_m if inside(start)),
             )
             clauses.append(clause)
             c_idx = len(clauses) - 1
-            for v in nums:
-                if a <= v.start < b:
-                    attached, rate = _chain_units(norm, v.start, v.end, vocab)
+            for v in found:
+                if v.kind == "number" and inside(v.start):
+                    attached, rate = _chain_units(scan, v.start, v.end)
                     numbers.append(
                         _Number(v, attached, rate, attached | clause.units, c_idx, s_idx)
                     )
                     keys.update(v.keys)
-    return Analysis(tuple(norm_sentences), tuple(clauses), tuple(numbers), frozenset(keys))
+        sentence_content.append(frozenset().union(*(c.content for c in clauses[first_clause:])))
+    return Analysis(
+        tuple(norm_sentences),
+        tuple(clauses),
+        tuple(numbers),
+        frozenset(keys),
+        tuple(sentence_content),
+    )
 
 
 def _merge(analyses: Sequence[Analysis]) -> Analysis:
@@ -271,16 +334,20 @@ def _merge(analyses: Sequence[Analysis]) -> Analysis:
     clauses: list[_Clause] = []
     numbers: list[_Number] = []
     keys: set[str] = set()
+    content: list[frozenset[str]] = []
     for a in analyses:
         s_off, c_off = len(sentences), len(clauses)
         sentences.extend(a.sentences)
+        content.extend(a.sentence_content)
         clauses.extend(a.clauses)
         numbers.extend(
             _Number(n.value, n.units, n.rate, n.context, n.clause + c_off, n.sentence + s_off)
             for n in a.numbers
         )
         keys.update(a.keys)
-    return Analysis(tuple(sentences), tuple(clauses), tuple(numbers), frozenset(keys))
+    return Analysis(
+        tuple(sentences), tuple(clauses), tuple(numbers), frozenset(keys), tuple(content)
+    )
 
 
 # ------------------------------------------------------------------------------------
@@ -291,35 +358,95 @@ def _overlap(a: frozenset[str], b: frozenset[str], common: frozenset[str]) -> in
     return len((a & b) - common)
 
 
-def _polarity_flips(answer: Analysis, evidence: Analysis) -> list[Violation]:
+@dataclass
+class _Index:
+    """Lookups over the evidence, built once per set of quotes (the gate reuses them)."""
+
+    evidence: Analysis
+    by_pair: dict[int, list[tuple[_Clause, _Polar]]]
+    common_by_pair: dict[int, frozenset[str]]
+    known_words: frozenset[str]
+    unlimited: list[_Clause]
+    numbers_by_key: dict[str, list[_Number]]
+    numbered_by_unit: dict[str, list[_Clause]]
+
+    @classmethod
+    def build(cls, evidence: Analysis) -> _Index:
+        by_pair: dict[int, list[tuple[_Clause, _Polar]]] = {}
+        known: set[str] = set()
+        for clause in evidence.clauses:
+            known |= clause.content
+            for p in clause.polar:
+                by_pair.setdefault(p.pair, []).append((clause, p))
+        common_by_pair = {}
+        for pair, occurrences in by_pair.items():
+            clauses = {id(c): c for c, _ in occurrences}
+            common_by_pair[pair] = (
+                frozenset.intersection(*(c.content for c in clauses.values()))
+                if len(clauses) > 1
+                else frozenset()
+            )
+        numbers_by_key: dict[str, list[_Number]] = {}
+        numbered_by_unit: dict[str, list[_Clause]] = {}
+        for n in evidence.numbers:
+            for key in n.value.keys:
+                numbers_by_key.setdefault(key, []).append(n)
+            clause = evidence.clauses[n.clause]
+            if not clause.unlimited:
+                for unit in n.context:
+                    numbered_by_unit.setdefault(unit, []).append(clause)
+        return cls(
+            evidence,
+            by_pair,
+            common_by_pair,
+            frozenset(known),
+            [c for c in evidence.clauses if c.unlimited],
+            numbers_by_key,
+            numbered_by_unit,
+        )
+
+    def same_numbers(self, n: _Number) -> list[_Number]:
+        out: dict[int, _Number] = {}
+        for key in n.value.keys:
+            for e in self.numbers_by_key.get(key, ()):
+                out[id(e)] = e
+        return list(out.values())
+
+
+def _polarity_flips(answer: Analysis, ix: _Index) -> list[Violation]:
+    """A polarity word whose quoted counterpart has the other polarity.
+
+    The answer's clause is compared with the quoted clauses of the same polarity pair that
+    share its most distinctive words. A quoted clause counts only if it covers every word
+    of the answer's clause that the quotes know at all: "available in the Pro plan" is not
+    judged by "not available in the Basic plan" (the quote may say it elliptically).
+    """
     out: list[Violation] = []
-    by_pair: dict[int, list[tuple[_Clause, _Polar]]] = {}
-    for clause in evidence.clauses:
-        for p in clause.polar:
-            by_pair.setdefault(p.pair, []).append((clause, p))
     for clause in answer.clauses:
+        known = clause.content & ix.known_words
         for p in clause.polar:
-            occurrences = by_pair.get(p.pair)
+            occurrences = ix.by_pair.get(p.pair)
             if not occurrences:
                 continue
-            common: frozenset[str] = frozenset()
-            if len({id(c) for c, _ in occurrences}) > 1:
-                common = frozenset.intersection(*(c.content for c, _ in occurrences))
+            common = ix.common_by_pair[p.pair]
             scores = [_overlap(clause.content, c.content, common) for c, _ in occurrences]
             best = max(scores)
             signs = {q.sign for _, q in occurrences}
             if best > 0:
-                relevant = [q for (_, q), s in zip(occurrences, scores, strict=False) if s == best]
+                relevant = [
+                    (c, q) for (c, q), s in zip(occurrences, scores, strict=True) if s == best
+                ]
             elif len(signs) == 1:
-                relevant = [q for _, q in occurrences]
+                relevant = list(occurrences)
             else:
                 continue
-            if all(q.sign != p.sign for q in relevant):
-                out.append(Violation(POLARITY_FLIP, p.form, f"evidence: {relevant[0].form}"))
+            covering = [q for c, q in relevant if known <= c.content]
+            if covering and all(q.sign != p.sign for q in covering):
+                out.append(Violation(POLARITY_FLIP, p.form, f"evidence: {covering[0].form}"))
     return out
 
 
-def _unlimited(answer: Analysis, evidence: Analysis, computed: set[str]) -> list[Violation]:
+def _unlimited(answer: Analysis, ix: _Index, computed: set[str]) -> list[Violation]:
     """A number said of something the evidence calls unlimited.
 
     The answer's clause is compared with the evidence clauses that speak of the same unit:
@@ -328,22 +455,17 @@ def _unlimited(answer: Analysis, evidence: Analysis, computed: set[str]) -> list
     be the only kind the evidence has for that unit.
     """
     out: list[Violation] = []
-    unl = [c for c in evidence.clauses if c.unlimited]
-    if not unl:
+    if not ix.unlimited:
         return out
     for n in answer.numbers:
         if n.value.keys & computed:
             continue
         clause = answer.clauses[n.clause]
         units = n.units or clause.units
-        limited = [c for c in unl if c.units & units]
+        limited = [c for c in ix.unlimited if c.units & units]
         if not limited:
             continue
-        numbered = [
-            evidence.clauses[e.clause]
-            for e in evidence.numbers
-            if e.context & units and not evidence.clauses[e.clause].unlimited
-        ]
+        numbered = [c for unit in units for c in ix.numbered_by_unit.get(unit, ())]
         candidates = [*limited, *numbered]
         common = frozenset.intersection(*(c.content for c in candidates))
         mine = clause.content
@@ -362,27 +484,31 @@ def _unlimited(answer: Analysis, evidence: Analysis, computed: set[str]) -> list
 
 
 def _numbers(
-    answer: Analysis, evidence: Analysis, computed: set[str]
+    answer: Analysis, ix: _Index, computed: set[str]
 ) -> tuple[list[Violation], list[Violation]]:
     missing: list[Violation] = []
     units: list[Violation] = []
     for n in answer.numbers:
         if n.value.keys & computed:
             continue
-        same = [e for e in evidence.numbers if e.value.keys & n.value.keys]
+        same = ix.same_numbers(n)
         if not same:
             missing.append(Violation(NUMBER_NOT_IN_QUOTE, n.value.text))
             continue
-        if n.units and not any(n.units <= e.context for e in same):
+        # a unit is compared only where the evidence names one for that number: an answer
+        # that adds a noun ("12 people" for "a team of 12") is not a changed unit
+        known = [e for e in same if e.context]
+        if n.units and known and not any(n.units <= e.context for e in known):
             want = ", ".join(sorted(n.units))
-            have = " | ".join(", ".join(sorted(e.context)) or "-" for e in same)
+            have = " | ".join(", ".join(sorted(e.context)) for e in known)
             units.append(
                 Violation(UNIT_MISMATCH, n.value.text, f"answer: {want}; evidence: {have}")
             )
     return missing, units
 
 
-def _mentions(norm: str, name: str) -> list[int]:
+def mentions(norm: str, name: str) -> list[int]:
+    """Where a normalised name occurs in normalised text as whole words (Han: anywhere)."""
     if not name:
         return []
     if regex.match(r"\p{Han}", name[0]):
@@ -403,18 +529,52 @@ def _subjects(
         if n.value.keys & computed:
             continue
         sent = answer.sentences[n.sentence]
-        mentions = sorted((pos, name) for name in names for pos in _mentions(sent, name))
-        if not mentions:
+        named = sorted((pos, name) for name in names for pos in mentions(sent, name))
+        if not named:
             continue
-        before = [name for pos, name in mentions if pos < n.value.start]
-        subject = before[-1] if before else mentions[0][1]
+        before = [name for pos, name in named if pos < n.value.start]
+        subject = before[-1] if before else named[0][1]
         ok = any(
-            _mentions(esent, subject)
+            mentions(esent, subject)
             and any(e.value.keys & n.value.keys for e in evidence.numbers if e.sentence == idx)
             for idx, esent in enumerate(evidence.sentences)
         )
         if not ok:
             out.append(Violation(SUBJECT_MISMATCH, n.value.text, f"subject: {subject}"))
+    return out
+
+
+def _switched_subject(answer: Analysis, ix: _Index, computed: set[str]) -> list[Violation]:
+    """A quoted number moved to another claim of the same unit, found without a subject list.
+
+    The quoted sentences that give a number of the answer's unit are the claims; the words
+    that tell them apart ("Standard", "Pro") are those not shared by all of them. An answer
+    sentence that names only words of claims with *other* numbers, and none of a claim with
+    its own number, has moved the number: "Pro includes 20 seats" when 20 is Standard's.
+    """
+    out: list[Violation] = []
+    ev = ix.evidence
+    for n in answer.numbers:
+        if n.value.keys & computed:
+            continue
+        units = n.units or answer.clauses[n.clause].units
+        if not units:
+            continue
+        claims = [e for e in ev.numbers if e.context & units]
+        same = {e.sentence for e in claims if e.value.keys & n.value.keys}
+        other = {e.sentence for e in claims if not e.value.keys & n.value.keys} - same
+        if not same or not other:
+            continue
+        contents = [ev.sentence_content[i] for i in same | other]
+        distinctive = frozenset().union(*contents) - frozenset.intersection(*contents)
+        mine = answer.sentence_content[n.sentence] & distinctive
+        theirs = frozenset().union(*(ev.sentence_content[i] for i in other)) - frozenset().union(
+            *(ev.sentence_content[i] for i in same)
+        )
+        ours = frozenset().union(*(ev.sentence_content[i] for i in same))
+        if mine & theirs and not mine & ours:
+            word = sorted(mine & theirs)[0]
+            out.append(Violation(SUBJECT_MISMATCH, n.value.text, f"said of: {word}"))
     return out
 
 
@@ -474,13 +634,16 @@ def evaluate(formula: str) -> tuple[Fraction, list[str]]:
         if tok == "(":
             val = expr()
             if take() != ")":
-                raise FormulaError(f"unbalanced brackets in {formula!r}")
+                raise FormulaError(f"the formula {formula!r} has unbalanced brackets")
             return val
         if tok == "-":
             return -atom()
         if tok[0].isdigit():
             return _fraction(tok)
-        raise FormulaError(f"unexpected {tok!r} in {formula!r}")
+        raise FormulaError(
+            f"the formula {formula!r} has an unexpected {tok!r}; "
+            "use numbers, + - * / × ÷ and brackets"
+        )
 
     def term() -> Fraction:
         val = atom()
@@ -488,7 +651,7 @@ def evaluate(formula: str) -> tuple[Fraction, list[str]]:
             op = take()
             rhs = atom()
             if op in "/÷" and rhs == 0:
-                raise FormulaError(f"division by zero in {formula!r}")
+                raise FormulaError(f"the formula {formula!r} divides by zero")
             val = _OPS[op](val, rhs)
         return val
 
@@ -500,10 +663,13 @@ def evaluate(formula: str) -> tuple[Fraction, list[str]]:
         return val
 
     if not tokens:
-        raise FormulaError("an empty formula")
+        raise FormulaError("the formula is empty")
     result = expr()
     if index != len(tokens):
-        raise FormulaError(f"unexpected {tokens[index]!r} in {formula!r}")
+        raise FormulaError(
+            f"the formula {formula!r} has an unexpected {tokens[index]!r}; "
+            "use numbers, + - * / × ÷ and brackets"
+        )
     return result, inputs
 
 
@@ -518,10 +684,10 @@ def _computed(
         if len(readings) != 1:
             raise FormulaError(f"a computed value must be one number: {raw_value!r}")
         value_keys = readings[0]
+        result, inputs = evaluate(formula)  # a malformed formula is an error even if unused
         if not value_keys & present:
             continue
         keys |= value_keys
-        result, inputs = evaluate(formula)
         for token in inputs:
             if not (number_readings(token)[0] & quote_keys):
                 out.append(Violation(FORMULA_INPUT_NOT_IN_QUOTE, token, f"formula: {formula}"))
@@ -540,17 +706,27 @@ def _packs(packs: PacksLike | None) -> PacksLike | None:
     return default_packs()
 
 
+_STOP_CACHE: dict[tuple[int, tuple[str, ...] | None], tuple[Any, frozenset[str]]] = {}
+
+
 def _stopwords(packs: PacksLike | None, locales: Sequence[str] | None) -> frozenset[str]:
+    """The packs' stopwords (already normalised by the packs), cached per packs object."""
     getter = getattr(packs, "stopwords", None)
     if packs is None or getter is None:
         return frozenset()
+    key = (id(packs), None if locales is None else tuple(locales))
+    hit = _STOP_CACHE.get(key)
+    if hit is not None and hit[0] is packs:
+        return hit[1]
     out: set[str] = set()
     for loc in locales if locales is not None else packs.locales:
         try:
-            out.update(normalise(w) for w in getter(loc))
-        except Exception:  # a pack without stopwords simply contributes none
+            out.update(getter(loc))
+        except LookupError:  # a pack without stopwords contributes none
             continue
-    return frozenset(out)
+    words = frozenset(out)
+    _STOP_CACHE[key] = (packs, words)
+    return words
 
 
 class Auditor:
@@ -567,25 +743,40 @@ class Auditor:
         locale: str | None = None,
         subjects: Sequence[str] = (),
     ) -> None:
-        total = sum(len(q) for q in quotes)
-        if total > MAX_EVIDENCE_CHARS:
-            check_size("x" * (MAX_EVIDENCE_CHARS + 1), MAX_EVIDENCE_CHARS, "the evidence")
+        check_size(sum(len(q) for q in quotes), MAX_EVIDENCE_CHARS, "the quotes together")
         self.packs = _packs(packs)
         locales = [locale] if locale else None
         self.vocab = vocab_for(self.packs, locales)
         self.stop = _stopwords(self.packs, locales)
         self.subjects = tuple(subjects)
         self.parts = [analyse(q, self.vocab, self.stop) for q in quotes]
+        self._merged: dict[tuple[int, ...] | None, _Index] = {}
         self.quote_keys = (
             frozenset().union(*(p.keys for p in self.parts)) if self.parts else (frozenset())
         )
 
     def evidence(self, which: Sequence[int] | None = None) -> Analysis:
-        """The merged analysis of all quotes, or of the given (0-based) ones."""
-        parts = self.parts if which is None else [self.parts[i] for i in which]
-        if not parts:
-            return Analysis((), (), (), frozenset())
-        return _merge(parts)
+        """The merged analysis of all quotes, or of the given (0-based) ones (cached)."""
+        return self._index(which).evidence
+
+    def _index(self, which: Sequence[int] | None) -> _Index:
+        key = None if which is None else tuple(which)
+        cached = self._merged.get(key)
+        if cached is not None:
+            return cached
+        parts = self.parts if key is None else [self.parts[i] for i in key]
+        merged = _merge(parts) if parts else Analysis((), (), (), frozenset())
+        index = _Index.build(merged)
+        if len(self._merged) < 256:
+            self._merged[key] = index
+        return index
+
+    def relevant(self, norm_answer: str, has_numbers: bool) -> bool:
+        """Whether an audit can find anything: the answer has a number, or a polarity word
+        of the packs (a cheap test the sentence gate runs before a full audit)."""
+        if has_numbers:
+            return True
+        return bool(self.vocab.polarity_m.find(norm_answer))
 
     def audit(
         self,
@@ -594,19 +785,27 @@ class Auditor:
         computed: Mapping[str, str] | None = None,
         which: Sequence[int] | None = None,
         numbers: bool = True,
+        one_sentence: bool = False,
     ) -> list[Violation]:
-        """Violations of ``answer`` against the quotes (all, or the given ones)."""
+        """Violations of ``answer`` against the quotes (all, or the given 0-based ones).
+
+        ``numbers=False`` leaves out ``number_not_in_quote`` (the sentence gate has its own
+        value check); ``one_sentence`` skips segmentation of an answer known to be one.
+        """
         check_size(answer, MAX_ANSWER_CHARS, "the answer")
-        ans = analyse(answer, self.vocab, self.stop)
-        ev = self.evidence(which)
+        ans = analyse(answer, self.vocab, self.stop, sentences=not one_sentence)
+        ix = self._index(which)
+        ev = ix.evidence
         computed_keys, out = _computed(ans, ev.keys, computed or {})
-        missing, units = _numbers(ans, ev, computed_keys)
+        missing, units = _numbers(ans, ix, computed_keys)
         if numbers:
             out.extend(missing)
         out.extend(units)
-        out.extend(_polarity_flips(ans, ev))
-        out.extend(_unlimited(ans, ev, computed_keys))
+        out.extend(_polarity_flips(ans, ix))
+        out.extend(_unlimited(ans, ix, computed_keys))
         out.extend(_subjects(ans, ev, self.subjects, computed_keys))
+        if not self.subjects:
+            out.extend(_switched_subject(ans, ix, computed_keys))
         seen: set[tuple[str, str]] = set()
         unique = []
         for v in out:
@@ -630,9 +829,10 @@ def audit(
     ``computed`` maps a number the program computed (as it appears in the answer, e.g.
     ``"24"``) to its formula (``"3 × 8"``): that number need not be quoted, but every
     input of the formula must be, and the formula must give the number. ``subjects``
-    (plan, product or person names) enables the subject check: a number said of a subject
-    must share a quoted sentence with it. ``locale`` restricts the vocabulary to one pack
-    (default: every locale's words).
+    (plan, product or person names) sharpens the subject check: a number said of a
+    subject must share a quoted sentence with it; without them, a number moved between
+    competing quoted claims of the same unit is still caught. ``locale`` restricts the
+    vocabulary to one pack (default: every locale's words).
     """
     if isinstance(quotes, str):
         quotes = [quotes]
@@ -656,12 +856,10 @@ def _value_tokens(value: Any) -> list[frozenset[str]] | None:
 
 
 def _polarity_of(quote: str, vocab: Vocab) -> str | None:
-    if vocab.polarity_re is None:
-        return None
     signs = {
         sign
-        for m in vocab.polarity_re.finditer(normalise(quote), timeout=TIMEOUT)
-        for _, sign in vocab.polarity_of.get(m.group(), ())
+        for _, _, form in vocab.polarity_m.find(normalise(quote))
+        for _, sign in vocab.polarity_of.get(form, ())
     }
     return signs.pop() if len(signs) == 1 else None
 
@@ -693,7 +891,7 @@ def accept(
     if quote not in evidence:
         return result(QUOTE_NOT_IN_EVIDENCE)
     norm_quote = normalise(quote)
-    if subject is not None and not _mentions(norm_quote, normalise(subject)):
+    if subject is not None and not mentions(norm_quote, normalise(subject)):
         return result(SUBJECT_NOT_IN_QUOTE)
     if value is None:
         return result(None)
@@ -709,11 +907,9 @@ def accept(
     norm_value = normalise(str(value))
     if norm_value == normalise(UNLIMITED):
         vocab = vocab_for(_packs(packs))
-        if vocab.unlimited_re is not None and vocab.unlimited_re.search(
-            norm_quote, timeout=TIMEOUT
-        ):
+        if vocab.unlimited_m.find(norm_quote):
             return result(None)
-    return result(None if _mentions(norm_quote, norm_value) else VALUE_NOT_IN_QUOTE)
+    return result(None if mentions(norm_quote, norm_value) else VALUE_NOT_IN_QUOTE)
 
 
 # -- resolve --------------------------------------------------------------------------
@@ -765,6 +961,7 @@ def resolve(
     documents: Iterable[Evidence | Mapping[str, Any]],
     *,
     now: date | None = None,
+    subject: str | None = None,
     packs: PacksLike | None = None,
 ) -> Resolution:
     """Answer ``field`` from the documents in force; never choose between two values.
@@ -774,23 +971,25 @@ def resolve(
     document in force: ``NO_HIT``. Documents but no such fact with a value:
     ``HIT_BUT_UNANSWERABLE``. Two different values: ``CONFLICT``. Otherwise ``OK`` with
     the value. ``facts=None`` runs the rule-based extractor (``extract_facts``) over the
-    documents in force.
+    documents in force. With ``subject`` (a plan, product or person), only facts whose
+    quote names it count, as in ``accept``.
     """
     docs = [d if isinstance(d, Evidence) else Evidence.from_mapping(d) for d in documents]
-    check_size("x" * sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
+    check_size(sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
     live = in_force(docs, now)
     if not live:
         return Resolution(field, NO_HIT)
     if facts is None:
         from guardlex.gates.extract import extract_facts
 
-        fact_list = extract_facts(field, live, packs=packs)
+        fact_list = extract_facts(field, live, subject=subject, packs=packs)
     else:
         fact_list = [f if isinstance(f, Fact) else Fact.from_mapping(f) for f in facts]
     texts: dict[str, list[str]] = {}
     for d in live:
         texts.setdefault(d.doc, []).append(d.text)
     wanted = normalise(field)
+    norm_subject = normalise(subject) if subject else ""
     good = [
         f
         for f in fact_list
@@ -798,6 +997,7 @@ def resolve(
         and f.quote.strip()
         and any(f.quote in t for t in texts.get(f.doc, ()))
         and f.value is not None
+        and (not norm_subject or mentions(normalise(f.quote), norm_subject))
     ]
     if not good:
         return Resolution(field, HIT_BUT_UNANSWERABLE)

@@ -40,8 +40,9 @@ TERMINATORS = SPACED_TERMINATORS | FREE_TERMINATORS
 CLOSERS = frozenset("\"'”’»›)}」』）〉》*_`")
 MARKER_OPENERS = frozenset("[［【")
 
-#: A citation marker: ``[2]``, ``[1, 3]``; Unicode digits and full-width brackets allowed.
-MARKER = regex.compile(r"[\[［【]\s*\d{1,4}(?:\s*[,，、]\s*\d{1,4})*\s*[\]］】]")
+#: A citation marker: ``[2]``, ``[1, 3]``, footnote style ``[^2]``; Unicode digits and
+#: full-width brackets allowed.
+MARKER = regex.compile(r"[\[［【]\^?\s*\d{1,4}(?:\s*[,，、]\s*\^?\d{1,4})*\s*[\]］】]")
 
 _INITIAL = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}]\.")
 _DOTTED = regex.compile(r"(?:[\p{L}]\.){2,}")
@@ -74,7 +75,8 @@ class Segmenter:
         self._is_abbr = is_abbreviation or (lambda _c: False)
         self._max = max_chars
         self._buf = ""
-        self._scan = 0
+        self._scan = 0  # every position before it is decided: not a sentence end
+        self._content = False  # whether the text before ``_scan`` has a non-space
         self.too_long = False
 
     @property
@@ -93,6 +95,7 @@ class Segmenter:
         tail = self._buf
         self._buf = ""
         self._scan = 0
+        self._content = False
         return out, (tail if tail.strip() else "")
 
     def _drain(self, final: bool) -> list[str]:
@@ -107,13 +110,14 @@ class Segmenter:
             out.append(self._buf[: cut.end])
             self._buf = self._buf[cut.end :]
             self._scan = 0
+            self._content = False
         return out
 
     def _next_cut(self, final: bool) -> _Cut:
         buf = self._buf
         n = len(buf)
         i = self._scan
-        content = bool(buf[:i].strip())
+        content = self._content
         while i < n:
             if i >= self._max and content:
                 return _Cut(None, too_long=True)
@@ -124,6 +128,7 @@ class Segmenter:
                 decided = self._at_terminator(i, final)
                 if decided.wait:
                     self._scan = i
+                    self._content = content
                     return decided
                 if decided.end is not None:
                     return decided
@@ -135,6 +140,7 @@ class Segmenter:
                 content = True
             i += 1
         self._scan = i
+        self._content = content
         if final and content and len(buf) > self._max:
             return _Cut(None, too_long=True)
         return _Cut(None)

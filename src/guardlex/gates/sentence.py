@@ -14,15 +14,17 @@ Four checks, each a fact about strings (SPEC §7), in this order:
 
 With ``faithful=True`` (the default) a sentence that passed those is also audited
 against its cited sources for a changed unit, a flipped polarity, an "unlimited" given
-as a number and (with ``subjects``) a number moved to another subject, with the codes
-of ``audit``. On a violation the sentences already released stay, the violating one is
-never released, the cancellation hook runs, and the reader gets the fixed gate-stop
-message; a stream that ends mid-sentence gets the truncation notice instead.
+as a number and a number moved to another subject, with the codes of ``audit``.
+
+On a violation the sentences already released stay, the violating one is never
+released, the cancellation hook runs, and the reader gets the fixed gate-stop message;
+a stream that ends mid-sentence gets the truncation notice instead.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -39,6 +41,7 @@ from guardlex.gates._text import (
     values,
 )
 from guardlex.gates._vocab import default_packs, vocab_for
+from guardlex.gates.errors import GateSettingError
 from guardlex.gates.segment import MARKER, MAX_SENTENCE_CHARS, Segmenter
 from guardlex.gates.types import (
     FIRST_PERSON,
@@ -54,15 +57,17 @@ from guardlex.gates.types import (
     Verdict,
 )
 
+log = logging.getLogger("guardlex.gates")
+
 #: A sentence with at least this many words (``count_words``) is substantive and needs a
 #: marker. Shorter sentences without values ("In short:", "Here are the details.") pass.
-MIN_WORDS = 5
+MIN_WORDS = 6
 #: Limits: characters per source and for all sources together.
 MAX_SOURCE_CHARS = 1_000_000
 MAX_SOURCES_CHARS = 5_000_000
 
 _MARKER_WITH_SPACE = regex.compile(r"[ \t\u00a0\u202f\u3000]*" + MARKER.pattern)
-_VALUE_HINT = regex.compile(r"\d|@|\w\.\w")
+_MARKER_OPENERS = frozenset("[［【")
 
 #: English fallbacks for a pack without the message (never shown when packs are complete).
 _FALLBACK_MESSAGES = {
@@ -80,7 +85,18 @@ def strip_markers(text: str) -> str:
 
 
 def _marker_numbers(marker: str) -> list[int]:
-    return [int(d) for d in regex.findall(r"\d+", marker, timeout=TIMEOUT)]
+    """The source numbers a marker cites: ``[1, ３]`` -> ``[1, 3]`` (any script's digits)."""
+    numbers = []
+    digits = ""
+    for ch in marker:
+        if ch.isdecimal():
+            digits += ch
+        elif digits:
+            numbers.append(int(digits))
+            digits = ""
+    if digits:
+        numbers.append(int(digits))
+    return numbers
 
 
 class SentenceGate:
@@ -110,9 +126,11 @@ class SentenceGate:
             sources = [sources]
         for i, src in enumerate(sources, 1):
             check_size(src, MAX_SOURCE_CHARS, f"source [{i}]")
-        check_size("x" * sum(len(s) for s in sources), MAX_SOURCES_CHARS, "the sources together")
+        check_size(sum(len(s) for s in sources), MAX_SOURCES_CHARS, "the sources together")
         if min_words < 1:
-            raise ValueError("min_words must be at least 1")
+            raise GateSettingError(f"min_words must be at least 1, not {min_words}")
+        if max_sentence_chars < 1:
+            raise GateSettingError(f"max_sentence_chars must be positive, not {max_sentence_chars}")
         self.sources = tuple(sources)
         self.packs: PacksLike = packs if packs is not None else default_packs()
         self.locale = locale
@@ -123,6 +141,7 @@ class SentenceGate:
         self.max_sentence_chars = max_sentence_chars
         self._vocab = vocab_for(self.packs)
         self._keys = [value_keys(normalise(s)) for s in self.sources]
+        self._union: dict[tuple[int, ...], frozenset[str]] = {}
         self._fp_takes_locale = "locale" in inspect.signature(self.packs.first_person).parameters
         self._auditor = None
         if faithful:
@@ -139,37 +158,51 @@ class SentenceGate:
     def _verdict(self, sentence: str) -> Verdict:
         text = sentence.strip()
         cited: list[int] = []
-        for m in MARKER.finditer(text, timeout=TIMEOUT):
-            for n in _marker_numbers(m.group()):
-                if not 1 <= n <= len(self.sources):
-                    return Verdict(False, MARKER_OUT_OF_RANGE, m.group())
-                if n not in cited:
-                    cited.append(n)
-        plain = strip_markers(text)
+        plain = text
+        if not _MARKER_OPENERS.isdisjoint(text):
+            for m in MARKER.finditer(text, timeout=TIMEOUT):
+                for n in _marker_numbers(m.group()):
+                    if not 1 <= n <= len(self.sources):
+                        return Verdict(False, MARKER_OUT_OF_RANGE, m.group())
+                    if n not in cited:
+                        cited.append(n)
+            if cited:
+                plain = strip_markers(text)
         if not plain.strip():
             return Verdict(True)
         hit = self._first_person(plain)
         if hit is not None:
             return Verdict(False, FIRST_PERSON, hit.word)
-        found = []
-        if _VALUE_HINT.search(plain, timeout=TIMEOUT):
-            found = values(normalise(plain), skip_enumerator=True)
+        norm = normalise(plain)
+        found = values(norm, skip_enumerator=True)
         if not cited:
             if found or count_words(plain) >= self.min_words:
                 return Verdict(False, MARKER_MISSING, "")
             return Verdict(True)
         if found:
-            keys = frozenset().union(*(self._keys[n - 1] for n in cited))
+            keys = self._cited_keys(tuple(cited))
             for v in found:
                 if not supported(v, keys):
                     # offsets are costly, so they are computed only to report a violation
                     a, b = normalise_with_offsets(plain).source_span(v.start, v.end)
                     return Verdict(False, UNSUPPORTED_VALUE, plain[a:b].strip() or v.text)
-        if self._auditor is not None:
-            problems = self._auditor.audit(plain, which=[n - 1 for n in cited], numbers=False)
+        if self._auditor is not None and self._auditor.relevant(
+            norm, any(v.kind == "number" for v in found)
+        ):
+            problems = self._auditor.audit(
+                plain, which=[n - 1 for n in cited], numbers=False, one_sentence=True
+            )
             if problems:
                 return Verdict(False, problems[0].code, problems[0].token)
         return Verdict(True)
+
+    def _cited_keys(self, cited: tuple[int, ...]) -> frozenset[str]:
+        keys = self._union.get(cited)
+        if keys is None:
+            keys = frozenset().union(*(self._keys[n - 1] for n in cited))
+            if len(self._union) < 256:
+                self._union[cited] = keys
+        return keys
 
     def _first_person(self, text: str) -> Any:
         if self._fp_takes_locale:
@@ -294,5 +327,8 @@ class GateStream:
         self.stopped = True
         message, locale = self.gate.message("gate_stop", "".join(self._seen) + sentence)
         if self.gate.on_cancel is not None:
-            self.gate.on_cancel()
+            try:
+                self.gate.on_cancel()
+            except Exception:  # the reader must still get the stop message
+                log.exception("guardlex: the gate's on_cancel hook raised")
         return Stopped(reason, token, message, sentence.strip(), locale)

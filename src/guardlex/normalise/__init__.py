@@ -8,6 +8,9 @@ The individual steps are in :mod:`guardlex.normalise.steps`.
 
 from __future__ import annotations
 
+import sys
+import types
+
 from guardlex.normalise._core import Normalised, Step, explain, normalise, normalise_with_offsets
 from guardlex.normalise.words import count_words, is_han, keywords
 
@@ -21,3 +24,19 @@ __all__ = [
     "normalise",
     "normalise_with_offsets",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """This package shares its name with the function ``guardlex.normalise``.
+
+    Once the package has been imported, Python binds ``guardlex.normalise`` to the
+    package, so ``from guardlex import normalise`` can yield the package instead of the
+    function, depending on import order. Making the package callable keeps
+    ``normalise(text)`` working either way.
+    """
+
+    def __call__(self, text: str) -> str:
+        return normalise(text)
+
+
+sys.modules[__name__].__class__ = _CallableModule

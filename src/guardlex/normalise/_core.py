@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
+from typing import ClassVar
 
 from guardlex.normalise import _tables as T
 from guardlex.normalise import steps as S
@@ -23,24 +25,57 @@ def _check(text: object, func: str) -> str:
     raise TypeError(f"{func}() expects a str, got {type(text).__name__}: {shown}")
 
 
-# UTF-8 lead bytes (and ASCII letters) of every block that holds a Latin letter, a
-# combining mark, or a Cyrillic or Greek letter. A string whose encoding has none of the
-# first kind, or none of the second, cannot contain a mark after a Latin letter or a
-# token mixing scripts, so the regex that handles those is skipped (it is the costliest
-# call for a short line). Whole lead-byte blocks are kept, so the test errs only towards
-# running the regex.
-def _keep_only(keep: bytes) -> bytes:
-    return bytes(b for b in range(256) if b not in keep)
+# The byte classes of UTF-8 (ASCII letters, and the lead bytes of whole blocks) that
+# can belong to a Latin letter (L), a combining mark (M), a Greek letter (G, which
+# shares its lead bytes with marks), a Cyrillic letter (C, likewise), or to any of those
+# (X). A string with no Latin letter and no two of Greek and Cyrillic cannot hold a mark
+# after a Latin letter or a token mixing scripts, so the regex that handles those (the
+# costliest call for a short line) is skipped. The classes err only towards running it;
+# a test checks them against every character.
+def _byte_classes() -> bytes:
+    cls = bytearray(b"." * 256)
+    for b in [*range(0x41, 0x5B), *range(0x61, 0x7B), *range(0xC3, 0xCC)]:
+        cls[b] = ord("L")
+    for b in (0xE1, 0xE2, 0xEA, 0xEF, 0xF0):
+        cls[b] = ord("X")
+    for b in [0xCC, *range(0xD5, 0xE1), 0xE3, 0xF3]:
+        cls[b] = ord("M")
+    for b in (0xCD, 0xCE, 0xCF):
+        cls[b] = ord("G")
+    for b in range(0xD0, 0xD5):
+        cls[b] = ord("C")
+    return bytes(cls)
 
 
-_DEL_BUT_LATIN = _keep_only(
-    bytes(range(0x61, 0x7B)) + bytes(range(0xC3, 0xCB)) + b"\xe1\xe2\xea\xef\xf0"
-)
-_DEL_BUT_MARK_CYR_GREEK = _keep_only(
-    bytes(range(0xCC, 0xE4)) + b"\xea\xef\xf0\xf3"
-)
-_DEL_BUT_GREEK = _keep_only(b"\xcd\xce\xcf\xe1\xf0")
-_DEL_BUT_CYRILLIC = _keep_only(bytes(range(0xD0, 0xD5)) + b"\xe1\xe2\xea\xf0")
+_BYTE_CLASSES = _byte_classes()
+
+
+def _maybe_marked_or_mixed(b: bytes) -> bool:
+    """Whether UTF-8 ``b`` may contain a Latin letter with a mark, or mixed scripts."""
+    t = b.translate(_BYTE_CLASSES)
+    if b"X" in t:
+        return True
+    if b"L" in t:
+        return b"M" in t or b"G" in t or b"C" in t
+    return b"G" in t and b"C" in t
+
+
+class _Fused:
+    """Tables of the fused pass, looked up once (module attributes are cheaper than
+    cached function calls on a path that runs per question)."""
+
+    ready: ClassVar[bool] = False
+    table: ClassVar[list[str | int | None]] = []
+    astral: ClassVar[dict[int, str | None]] = {}
+    letters: ClassVar[frozenset[str]] = frozenset()
+    skip: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def load(cls) -> None:
+        cls.table, cls.astral = T.fused_table()
+        cls.letters = T.chars_matching(S.ARABIC_LETTER)
+        cls.skip = frozenset(T.ARABIC_DIACRITICS + T.ZWNJ)
+        cls.ready = True
 
 
 def _split_zwnj_early(s: str) -> str:
@@ -49,8 +84,8 @@ def _split_zwnj_early(s: str) -> str:
     Each ZWNJ becomes a space or nothing; the spaces of one run collapse in step 10.
     The common case, a single ZWNJ between two letters, needs no scanning.
     """
-    letters = T.chars_matching(S.ARABIC_LETTER)
-    skip = _zwnj_skip()
+    letters = _Fused.letters
+    skip = _Fused.skip
     parts = s.split("\u200c")
     out = [parts[0]]
     for k in range(1, len(parts)):
@@ -65,8 +100,8 @@ def _split_zwnj_early(s: str) -> str:
 
 
 def _split_zwnj_scan(s: str) -> str:
-    skip = _zwnj_skip()
-    letters = T.chars_matching(S.ARABIC_LETTER)
+    letters = _Fused.letters
+    skip = _Fused.skip
     n = len(s)
     out: list[str] = []
     pos = 0
@@ -87,23 +122,17 @@ def _split_zwnj_scan(s: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=None)
-def _zwnj_skip() -> frozenset[str]:
-    return frozenset(T.ARABIC_DIACRITICS + T.ZWNJ)
-
-
-_FUSED: list[object] = []  # [list table, astral dict], filled on first use
-
-
 def _one_pass(s: str) -> str:
     """One run of every step, fused into as few passes over the string as possible."""
     if s.isascii():
         # ASCII is NFKC-stable, casefolds like lower(), and has no digit, mark, format
         # character or homoglyph to fold: only case and whitespace remain.
         return " ".join(s.lower().split())
+    if not _Fused.ready:
+        _Fused.load()
     if not unicodedata.is_normalized("NFKC", s):
         s = unicodedata.normalize("NFKC", s)
-    s = s.casefold()
+    # Step 2 (casefold) happens inside the table below; see _tables.fused_map.
     if "\u200c" in s:
         s = _split_zwnj_early(s)
     # The UTF-8 form, taken before the table, answers two questions cheaply: are there
@@ -112,17 +141,12 @@ def _one_pass(s: str) -> str:
     # removes characters or maps them into classes already present, so the answer
     # stays conservative after it.
     b = s.encode("utf-8", "surrogatepass")
-    if not _FUSED:
-        _FUSED.extend(T.fused_table())
-    s = s.translate(_FUSED[0])
+    s = s.translate(_Fused.table)
     if b"\xf3" in b:
-        s = s.translate(_FUSED[1])
-    if "  " in s or s.startswith(" ") or s.endswith(" "):
+        s = s.translate(_Fused.astral)
+    if "  " in s or s.strip(" ") != s:
         s = " ".join(s.split())
-    if not s.isascii() and (
-        (b.translate(None, _DEL_BUT_LATIN) and b.translate(None, _DEL_BUT_MARK_CYR_GREEK))
-        or (b.translate(None, _DEL_BUT_GREEK) and b.translate(None, _DEL_BUT_CYRILLIC))
-    ):
+    if not s.isascii() and _maybe_marked_or_mixed(b):
         s = S._re(S.LATIN_MARKS).sub(r"\1", s, timeout=S.timeout_for(s))
         s = S.fold_homoglyphs(s)
     return s
@@ -199,11 +223,14 @@ class Normalised:
         n = len(self.text)
         if not (0 <= start <= end <= n):
             raise ValueError(f"span [{start}, {end}) is outside the text (length {n})")
-        if start == end:
+        if start == end:  # an insertion point: before output char `start`, or after all
             if start < n:
-                return (self.offsets[start], self.offsets[start])
-            last = self.source_length if self.source_length >= 0 else self._guess_end(n - 1)
-            return (last, last)
+                pos = self.offsets[start]
+            elif n == 0:
+                pos = 0
+            else:
+                pos = self.ends[-1] if self.ends else self._guess_end(n - 1)
+            return (pos, pos)
         if self.ends:
             return (self.offsets[start], self.ends[end - 1])
         return (self.offsets[start], self._guess_end(end - 1))
@@ -225,16 +252,14 @@ class Normalised:
 _Unit = tuple[str, int, int]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unsafe_starts() -> frozenset[str]:
     """Characters before which NFKC of a concatenation may differ from concatenation.
 
     A segment boundary is safe before a character whose NFKC starts with a starter that
     never combines with what precedes it (this is ICU's "has boundary before").
     """
-    backward: set[str] = set(map(chr, range(0x1161, 0x1176))) | set(
-        map(chr, range(0x11A8, 0x11C3))
-    )
+    backward: set[str] = set(map(chr, range(0x1161, 0x1176))) | set(map(chr, range(0x11A8, 0x11C3)))
     for cp in range(0x20000):
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
@@ -256,32 +281,73 @@ def _unsafe_starts() -> frozenset[str]:
     return frozenset(unsafe)
 
 
+class _CharMap(dict[str, str]):
+    """A per-character composition of steps, computed on first sight of a character
+    (bounded, so adversarial input cannot grow it without limit)."""
+
+    def __init__(self, func: Callable[[str], str]) -> None:
+        super().__init__()
+        self.func = func
+
+    def __missing__(self, ch: str) -> str:
+        value = self.func(ch)
+        if len(self) < 65536:
+            self[ch] = value
+        return value
+
+
+_CASEFOLD_A = _CharMap(lambda ch: "".join(T.table_a().get(c, c) for c in ch.casefold()))
+_TABLE_B = _CharMap(lambda ch: T.table_b().get(ch, ch))
+_NFKC_CHAR = _CharMap(lambda ch: unicodedata.normalize("NFKC", ch))
+
+
+def _fused_char(ch: str) -> str:
+    cp = ord(ch)
+    value = _Fused.table[cp] if cp < len(_Fused.table) else _Fused.astral.get(cp, cp)
+    if value is None:
+        return ""
+    return chr(value) if isinstance(value, int) else value
+
+
+_FUSED_CHAR = _CharMap(_fused_char)
+
+
+def _u_map(units: list[_Unit], charmap: _CharMap) -> list[_Unit]:
+    out: list[_Unit] = []
+    for u in units:
+        rep = charmap[u[0]]
+        if rep == u[0]:
+            out.append(u)
+        else:
+            out.extend((c, u[1], u[2]) for c in rep)
+    return out
+
+
+def _u_nfkc(units: list[_Unit]) -> list[_Unit]:
+    """NFKC per segment; segments start where NFKC can have no effect across."""
+    unsafe = _unsafe_starts()
+    out: list[_Unit] = []
+    i, n = 0, len(units)
+    while i < n:
+        j = i + 1
+        while j < n and units[j][0] in unsafe:
+            j += 1
+        raw = units[i][0] if j == i + 1 else "".join(u[0] for u in units[i:j])
+        norm = _NFKC_CHAR[raw] if j == i + 1 else unicodedata.normalize("NFKC", raw)
+        if norm == raw:
+            out.extend(units[i:j])
+        else:
+            a, b = units[i][1], units[j - 1][2]
+            out.extend((c, a, b) for c in norm)
+        i = j
+    return out
+
+
 def _u_nfkc_casefold_a(units: list[_Unit]) -> list[_Unit]:
     """NFKC per safe segment, then casefold and steps 3-5 per character."""
-    text = "".join(u[0] for u in units)
-    unsafe = _unsafe_starts() if not unicodedata.is_normalized("NFKC", text) else frozenset()
-    segs: list[list[_Unit]] = []
-    for u in units:
-        if segs and u[0] in unsafe:
-            segs[-1].append(u)
-        else:
-            segs.append([u])
-    table_a = T.table_a()
-    out: list[_Unit] = []
-    for seg in segs:
-        raw = "".join(u[0] for u in seg)
-        norm = unicodedata.normalize("NFKC", raw) if unsafe else raw
-        if norm == raw:
-            parts = [(u[0], u[1], u[2]) for u in seg]
-        else:
-            a, b = seg[0][1], seg[-1][2]
-            parts = [(ch, a, b) for ch in norm]
-        for ch, a, b in parts:
-            for c2 in ch.casefold():
-                c3 = table_a.get(c2, c2)
-                for c4 in c3:
-                    out.append((c4, a, b))
-    return out
+    if not unicodedata.is_normalized("NFKC", "".join(u[0] for u in units)):
+        units = _u_nfkc(units)
+    return _u_map(units, _CASEFOLD_A)
 
 
 def _u_zwnj(units: list[_Unit]) -> list[_Unit]:
@@ -290,7 +356,7 @@ def _u_zwnj(units: list[_Unit]) -> list[_Unit]:
         return units
     out: list[_Unit] = []
     pos = 0
-    for m in S._re(S.ZWNJ_AFTER_STEP5).finditer(text, timeout=S.timeout_for(text)):
+    for m in S._re(S.ZWNJ_BETWEEN_LETTERS).finditer(text, timeout=S.timeout_for(text)):
         out.extend(units[pos : m.start()])
         out.append((" ", units[m.start()][1], units[m.end() - 1][2]))
         pos = m.end()
@@ -299,13 +365,7 @@ def _u_zwnj(units: list[_Unit]) -> list[_Unit]:
 
 
 def _u_table_b(units: list[_Unit]) -> list[_Unit]:
-    table_b = T.table_b()
-    out: list[_Unit] = []
-    for ch, a, b in units:
-        rep = table_b.get(ch, ch)
-        for c in rep:
-            out.append((c, a, b))
-    return out
+    return _u_map(units, _TABLE_B)
 
 
 def _u_latin_marks(units: list[_Unit]) -> list[_Unit]:
@@ -364,8 +424,29 @@ def normalise_with_offsets(text: str) -> Normalised:
     ('цена за ک', (2, 3, 4, 5, 6, 7, 8, 9, 10))
     """
     s = _check(text, "normalise_with_offsets")
-    units: list[_Unit] = [(ch, i, i + 1) for i, ch in enumerate(s)]
-    units = _units_pass(units)
+    if s.isascii():  # as in _one_pass: only case and whitespace can change
+        units = _u_whitespace([(ch.lower(), i, i + 1) for i, ch in enumerate(s)])
+        return _normalised(units, len(s))
+    if not _Fused.ready:
+        _Fused.load()
+    if (
+        "\u200c" not in s
+        and unicodedata.is_normalized("NFKC", s)
+        and not _maybe_marked_or_mixed(s.encode("utf-8", "surrogatepass"))
+    ):
+        # The common case, as in _one_pass: one table lookup per character, then
+        # whitespace. Anything subtler takes the general path below.
+        units = []
+        for i, ch in enumerate(s):
+            rep = _FUSED_CHAR[ch]
+            if rep == ch:
+                units.append((ch, i, i + 1))
+            else:
+                units.extend((c, i, i + 1) for c in rep)
+        units = _u_whitespace(units)
+        if _is_fixed("".join([u[0] for u in units])):
+            return _normalised(units, len(s))
+    units = _units_pass([(ch, i, i + 1) for i, ch in enumerate(s)])
     for _ in range(_MAX_PASSES):
         out = "".join(u[0] for u in units)
         if _is_fixed(out):
@@ -374,11 +455,15 @@ def normalise_with_offsets(text: str) -> Normalised:
         if [u[0] for u in nxt] == [u[0] for u in units]:
             break
         units = nxt
+    return _normalised(units, len(s))
+
+
+def _normalised(units: list[_Unit], source_length: int) -> Normalised:
     return Normalised(
-        text="".join(u[0] for u in units),
-        offsets=tuple(u[1] for u in units),
-        ends=tuple(u[2] for u in units),
-        source_length=len(s),
+        text="".join([u[0] for u in units]),
+        offsets=tuple([u[1] for u in units]),
+        ends=tuple([u[2] for u in units]),
+        source_length=source_length,
     )
 
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator
-from functools import lru_cache
-from importlib import resources
+from functools import cache
+from pathlib import Path
 
 import regex
+
+from guardlex.errors import GuardlexError
 
 # Planes that hold every digit, format character and letter with a diacritic
 # (the BMP, the SMP and the tag characters of plane 14). Planes 2-3 hold only Han
@@ -48,33 +50,12 @@ ARABIC_DIACRITICS: str = "".join(chr(c) for c in range(0x064B, 0x0660)) + "\u067
 ARABIC_SEPARATORS: dict[str, str] = {"\u066b": ".", "\u066c": ","}
 
 
-class _Table(dict):  # type: ignore[type-arg]
-    """A ``str.translate`` table that remembers characters it does not change.
-
-    ``str.translate`` raises and swallows a ``KeyError`` for every character missing
-    from a plain dict, which dominates its cost on non-ASCII text. Caching the identity
-    mapping of each character seen turns those misses into hits. The cache is bounded so
-    that adversarial input cannot grow it without limit.
-    """
-
-    __slots__ = ("_limit",)
-
-    def __init__(self, mapping: dict[int, str | None], limit: int = 65536) -> None:
-        super().__init__(mapping)
-        self._limit = len(mapping) + limit
-
-    def __missing__(self, key: int) -> int:
-        if len(self) < self._limit:
-            self[key] = key
-        return key
-
-
 def _scan() -> Iterator[int]:
     for lo, hi in _SCAN_RANGES:
         yield from range(lo, hi)
 
 
-@lru_cache(maxsize=None)
+@cache
 def digit_map() -> dict[str, str]:
     """Step 4: every non-ASCII decimal digit (category Nd) -> its ASCII digit."""
     out: dict[str, str] = {}
@@ -86,16 +67,17 @@ def digit_map() -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def format_chars() -> str:
     """Step 7: every format character (category Cf), ZWNJ included."""
     return "".join(chr(cp) for cp in _scan() if unicodedata.category(chr(cp)) == "Cf")
 
 
 _LATIN_LETTER = regex.compile(r"[\p{Script=Latin}&&\p{L}]", regex.V1)
+_LATIN_THEN_MARKS = regex.compile(r"([\p{Script=Latin}&&\p{L}])\p{M}+", regex.V1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def latin_base_map() -> dict[str, str]:
     """Step 9: precomposed lower-case Latin letters -> their base letter (é -> e)."""
     out: dict[str, str] = {}
@@ -108,7 +90,7 @@ def latin_base_map() -> dict[str, str]:
         if (
             len(nfd) > 1
             and all(unicodedata.category(m).startswith("M") for m in nfd[1:])
-            and _LATIN_LETTER.match(base)
+            and _LATIN_LETTER.match(base, timeout=5.0)
             and ch.casefold() == ch
             and base.casefold() == base
         ):
@@ -117,24 +99,25 @@ def latin_base_map() -> dict[str, str]:
 
 
 def _read_tsv(name: str) -> list[list[str]]:
-    rows: list[list[str]] = []
+    """The rows of a checked-in table; a missing file is a broken installation."""
+    path = Path(__file__).parent / "data" / name
     try:
-        text = resources.files("guardlex.normalise").joinpath("data").joinpath(name).read_text("utf-8")
-    except FileNotFoundError:
-        return rows
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            rows.append(line.split("\t"))
-    return rows
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise GuardlexError(
+            f"{path}: cannot read the normaliser's table ({exc.strerror}); "
+            "the guardlex installation is incomplete, reinstall it"
+        ) from exc
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
 
-@lru_cache(maxsize=None)
+@cache
 def t2s_map() -> dict[str, str]:
     """Traditional -> Simplified Chinese, one character at a time (from ICU)."""
     return {row[0]: row[1] for row in _read_tsv("t2s.tsv") if len(row) >= 2}
 
 
-@lru_cache(maxsize=None)
+@cache
 def confusable_map() -> dict[str, dict[str, str]]:
     """Target script -> {letter of another script -> look-alike letter of the target}."""
     out: dict[str, dict[str, str]] = {"Latin": {}, "Cyrillic": {}, "Greek": {}}
@@ -144,7 +127,7 @@ def confusable_map() -> dict[str, dict[str, str]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def table_a() -> dict[str, str]:
     """Steps 3, 4 and 5 as one character map (applied before the ZWNJ step)."""
     m: dict[str, str] = {}
@@ -154,7 +137,7 @@ def table_a() -> dict[str, str]:
     return m
 
 
-@lru_cache(maxsize=None)
+@cache
 def table_b() -> dict[str, str]:
     """Steps 7, 8, 9 (precomposed letters) and Traditional->Simplified as one map."""
     m: dict[str, str] = {}
@@ -165,23 +148,6 @@ def table_b() -> dict[str, str]:
     return m
 
 
-@lru_cache(maxsize=None)
-def translate_all() -> _Table:
-    """Every per-character step in one ``str.translate`` table (used when no ZWNJ)."""
-    m = {**table_a(), **table_b()}
-    return _Table({ord(k): (v or None) for k, v in m.items()})
-
-
-@lru_cache(maxsize=None)
-def translate_a() -> _Table:
-    return _Table({ord(k): (v or None) for k, v in table_a().items()})
-
-
-@lru_cache(maxsize=None)
-def translate_b() -> _Table:
-    return _Table({ord(k): (v or None) for k, v in table_b().items()})
-
-
 #: Characters ``str.isspace`` accepts that NFKC leaves alone; the fused table maps them
 #: to a plain space so that whitespace collapsing needs no scan of its own.
 OTHER_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\u1680\u2028\u2029"
@@ -189,26 +155,46 @@ OTHER_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\u1680\u2028\u2029"
 _LIST_SIZE = 0x20000
 
 
-@lru_cache(maxsize=None)
-def fused_table() -> tuple[list[object], dict[int, str | None]]:
-    """Every per-character step (3, 4, 5, 7, 8, 9, Traditional->Simplified, and the
-    mapping of other whitespace to a space) as ``str.translate`` tables.
+@cache
+def fused_map() -> dict[int, str | None]:
+    """Every per-character step as one ``str.translate`` map, keyed by code point.
 
-    The list covers the BMP and SMP and translates about twice as fast as a dict (no
-    hashing, no missing-key exception); the dict holds the entries beyond it, for the
-    rare string with characters above U+1FFFF.
+    Steps 2 (casefold), 3, 4, 5, 7, 8, 9 (precomposed letters), Traditional->Simplified,
+    and other whitespace -> space (so that step 10 only has to collapse spaces).
     """
-    m: dict[int, str | None] = {ord(k): (v or None) for k, v in {**table_a(), **table_b()}.items()}
+    per_char = {**table_a(), **table_b()}
     for ch in OTHER_SPACES:
-        m[ord(ch)] = " "
-    lst: list[object] = list(range(_LIST_SIZE))
+        per_char[ch] = " "
+    m: dict[int, str | None] = {ord(k): (v or None) for k, v in per_char.items()}
+    # Step 2 joins the table: casefold works character by character, and nothing it
+    # maps to or from is an Arabic letter, diacritic or ZWNJ, so it commutes with step 6.
+    # A combining mark that casefold attaches to a Latin letter (İ -> i + U+0307) is
+    # dropped right here, as step 9 would.
+    for cp in _scan():
+        ch = chr(cp)
+        folded = ch.casefold()
+        if folded != ch:
+            out = "".join(per_char.get(c, c) for c in folded)
+            m[cp] = _LATIN_THEN_MARKS.sub(r"\1", out, timeout=5.0) or None
+    return m
+
+
+@cache
+def fused_table() -> tuple[list[str | int | None], dict[int, str | None]]:
+    """``fused_map`` as a list for the BMP and SMP plus a dict for the rest.
+
+    A list translates about twice as fast as a dict (no hashing, no missing-key
+    exception); the dict serves the rare string with characters above U+1FFFF.
+    """
+    m = fused_map()
+    lst: list[str | int | None] = list(range(_LIST_SIZE))
     for k, v in m.items():
         if k < _LIST_SIZE:
             lst[k] = v
     return lst, {k: v for k, v in m.items() if k >= _LIST_SIZE}
 
 
-@lru_cache(maxsize=None)
+@cache
 def chars_matching(pattern: str) -> frozenset[str]:
     """Every character of planes 0-1 that the ``regex`` class ``pattern`` matches."""
     everything = "".join(map(chr, range(0x20000)))

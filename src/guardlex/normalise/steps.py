@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import regex
 
@@ -50,7 +50,6 @@ ARABIC_LETTER = r"[[\p{Script=Arabic}&&\p{L}]--\u0640]"
 LATIN_LETTER = r"[\p{Script=Latin}&&\p{L}]"
 CYRILLIC_LETTER = r"[\p{Script=Cyrillic}&&\p{L}]"
 GREEK_LETTER = r"[\p{Script=Greek}&&\p{L}]"
-_DIAC = "[" + T.ARABIC_DIACRITICS + "]"
 
 
 def timeout_for(text: str) -> float:
@@ -58,24 +57,22 @@ def timeout_for(text: str) -> float:
     return 2.0 + len(text) * 2e-5
 
 
-@lru_cache(maxsize=None)
+@cache
 def _re(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern, _V1)
 
 
-# Step 6 as applied by the fused pipeline *before* steps 3-5 have run: the neighbours
-# of a ZWNJ run are looked for across the diacritics and tatweel that step 5 removes.
-ZWNJ_BEFORE_STEP5 = (
-    rf"(?<={ARABIC_LETTER}{_DIAC}*)\u200c+(?={_DIAC}*{ARABIC_LETTER})"  # noqa: RUF027
-)
-ZWNJ_AFTER_STEP5 = rf"(?<={ARABIC_LETTER})\u200c+(?={ARABIC_LETTER})"
+#: Step 6: a ZWNJ run between two Arabic-script letters (after step 5).
+ZWNJ_BETWEEN_LETTERS = rf"(?<={ARABIC_LETTER})\u200c+(?={ARABIC_LETTER})"
+#: Step 9: the combining marks that follow a Latin letter.
 LATIN_MARKS = rf"({LATIN_LETTER})\p{{M}}+"
-MIXED_PAIR = (
-    rf"{LATIN_LETTER}\p{{M}}*[{CYRILLIC_LETTER}{GREEK_LETTER}]"
-    rf"|[{CYRILLIC_LETTER}{GREEK_LETTER}]\p{{M}}*{LATIN_LETTER}"
-    rf"|{CYRILLIC_LETTER}\p{{M}}*{GREEK_LETTER}|{GREEK_LETTER}\p{{M}}*{CYRILLIC_LETTER}"
-)
-TOKEN_CHAR = r"[\p{L}\p{M}]"
+
+# A token is a run of letters and combining marks. In the script skeleton of a text
+# (see _skeleton) a token is a run of L (Latin letter), C (Cyrillic), G (Greek), o (other
+# letter) and m (mark). A token mixes scripts exactly when somewhere in it a letter of
+# one of L, C, G is followed, across o and m only, by a letter of another; this pattern
+# finds such changes in linear time (possessive runs never backtrack).
+SCRIPT_CHANGE = r"L[om]*+[CG]|C[om]*+[LG]|G[om]*+[LC]"
 
 
 def nfkc(text: str) -> str:
@@ -145,7 +142,7 @@ def split_zwnj(text: str) -> str:
     """
     if T.ZWNJ not in text:
         return text
-    text = _re(ZWNJ_AFTER_STEP5).sub(" ", text, timeout=timeout_for(text))
+    text = _re(ZWNJ_BETWEEN_LETTERS).sub(" ", text, timeout=timeout_for(text))
     return text.replace(T.ZWNJ, "")
 
 
@@ -213,15 +210,27 @@ def traditional_to_simplified(text: str) -> str:
 def fold_homoglyphs(text: str) -> str:
     """Fold look-alike letters of a minority script into a token's majority script.
 
-    "phоne" with a Cyrillic о becomes Latin "phone"; "цeна" with a Latin e becomes
-    Cyrillic "цена". Tokens written in one script are never touched, so Russian and
-    Greek words stay as they are. Ties go to Latin. A letter folded into Latin loses
-    any combining marks, as step 9 would have removed them.
+    A token (a run of letters and marks) that mixes Latin, Cyrillic and Greek letters
+    is rewritten in the script most of its letters are in, letter by letter through
+    ICU's confusables: "phоne" with a Cyrillic о becomes Latin "phone"; "цeна" with a
+    Latin e becomes Cyrillic "цена". Tokens written in one script are never touched,
+    so Russian and Greek words stay as they are. Ties go to Latin. A letter folded
+    into Latin loses its combining marks, as step 9 would have removed them.
 
     >>> fold_homoglyphs("phоne цeна привет")
     'phone цена привет'
     """
-    return "".join(ch for ch, _, _ in fold_homoglyph_units(text))
+    tokens = _mixed_tokens(text)
+    if not tokens:
+        return text
+    out: list[str] = []
+    pos = 0
+    for a, b, skel in tokens:
+        out.append(text[pos:a])
+        out.extend(ch for ch, _, _ in _fold_token(text[a:b], skel))
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def fold_homoglyph_units(text: str) -> list[tuple[str, int, int]]:
@@ -230,56 +239,118 @@ def fold_homoglyph_units(text: str) -> list[tuple[str, int, int]]:
     Returns ``(char, start, end)`` triples: the output character and the index range of
     ``text`` it replaces (a dropped combining mark widens the range of its letter).
     """
-    units = [(ch, i, i + 1) for i, ch in enumerate(text)]
-    pair = _re(MIXED_PAIR)
-    if text.isascii() or pair.search(text, timeout=timeout_for(text)) is None:
-        return units
-    token_char = _re(TOKEN_CHAR)
     out: list[tuple[str, int, int]] = []
     pos = 0
-    for m in pair.finditer(text, timeout=timeout_for(text)):
-        if m.start() < pos:
-            continue
-        a = m.start()
-        while a > pos and token_char.match(text, a - 1, a):
-            a -= 1
-        b = m.end()
-        while b < len(text) and token_char.match(text, b, b + 1):
-            b += 1
-        out.extend(units[pos:a])
-        out.extend((ch, a + i, a + j) for ch, i, j in _fold_token(text[a:b]))
+    for a, b, skel in _mixed_tokens(text):
+        out.extend((ch, i, i + 1) for i, ch in enumerate(text[pos:a], pos))
+        out.extend((ch, a + i, a + j) for ch, i, j in _fold_token(text[a:b], skel))
         pos = b
-    out.extend(units[pos:])
+    out.extend((ch, i, i + 1) for i, ch in enumerate(text[pos:], pos))
     return out
 
 
-def _script_of(ch: str) -> str | None:
-    for name in ("Latin", "Cyrillic", "Greek"):
-        if _re(globals()[name.upper() + "_LETTER"]).match(ch):
-            return name
-    return None
+class _AstralScripts(dict[int, str]):
+    """Skeleton codes of characters above the list table, classified on first sight."""
+
+    def __missing__(self, key: int) -> str:
+        code = _classify(chr(key))
+        if len(self) < 65536:  # bounded: adversarial input cannot grow it for ever
+            self[key] = code
+        return code
 
 
-def _fold_token(token: str) -> list[tuple[str, int, int]]:
-    scripts = [_script_of(ch) for ch in token]
-    counts = {name: scripts.count(name) for name in ("Latin", "Cyrillic", "Greek")}
-    target = max(counts, key=lambda name: counts[name])  # first of equals: Latin wins
-    table = T.confusable_map().get(target, {})
+_ASTRAL_SCRIPTS = _AstralScripts()
+_CLASSES = rf"({LATIN_LETTER})|({CYRILLIC_LETTER})|({GREEK_LETTER})|(\p{{L}})|(\p{{M}})"
+_CODES = " LCGom"
+
+
+def _classify(ch: str) -> str:
+    m = _re(_CLASSES).match(ch, timeout=5.0)
+    return _CODES[m.lastindex or 0] if m else " "
+
+
+@cache
+def _script_table() -> list[str]:
+    table = [" "] * 0x20000
+    for code, pattern in (
+        ("m", r"\p{M}"),
+        ("o", r"\p{L}"),
+        ("L", LATIN_LETTER),
+        ("C", CYRILLIC_LETTER),
+        ("G", GREEK_LETTER),
+    ):
+        for m in _re(f"(?:{pattern})+").finditer(_all_chars(), timeout=60.0):
+            table[m.start() : m.end()] = [code] * (m.end() - m.start())
+    return table
+
+
+@cache
+def _all_chars() -> str:
+    return "".join(map(chr, range(0x20000)))
+
+
+def _skeleton(text: str) -> str:
+    """One code per character: L, C, G (Latin, Cyrillic, Greek letter), o (other
+    letter), m (combining mark) or a space (anything else).
+
+    >>> _skeleton("phоne, цeна!")
+    'LLCLL  CLCC '
+    """
+    skel = text.translate(_script_table())
+    if not skel.isascii():
+        skel = skel.translate(_ASTRAL_SCRIPTS)
+    return skel
+
+
+def _mixed_tokens(text: str) -> list[tuple[int, int, str]]:
+    """Bounds and skeletons of the tokens that mix Latin, Cyrillic and Greek letters."""
+    if text.isascii():
+        return []
+    skel = _skeleton(text)
+    if ("L" in skel) + ("C" in skel) + ("G" in skel) < 2:
+        return []
+    # Cheap exact test before the regex scan: with o and m deleted, a change of script
+    # inside a token is two adjacent letters of different scripts.
+    letters = skel.translate(_DROP_OTHER)
+    if not any(pair in letters for pair in ("LC", "LG", "CL", "CG", "GL", "GC")):
+        return []
+    tokens: list[tuple[int, int, str]] = []
+    end = 0
+    for m in _re(SCRIPT_CHANGE).finditer(skel, timeout=timeout_for(skel)):
+        if m.start() < end:
+            continue  # a further change inside a token already taken
+        start = skel.rfind(" ", 0, m.start()) + 1
+        end = skel.find(" ", m.end())
+        if end < 0:
+            end = len(skel)
+        tokens.append((start, end, skel[start:end]))
+    return tokens
+
+
+def _fold_token(token: str, skel: str) -> list[tuple[str, int, int]]:
+    latin, cyrillic, greek = skel.count("L"), skel.count("C"), skel.count("G")
+    # The majority script; ties go to Latin, then Cyrillic.
+    target = "L" if latin >= max(cyrillic, greek) else ("C" if cyrillic >= greek else "G")
+    table = T.confusable_map()[_SCRIPT_NAMES[target]]
     out: list[tuple[str, int, int]] = []
     dropping = False
     for i, ch in enumerate(token):
-        script = scripts[i]
-        if script is None and dropping and _re(r"\p{M}").match(ch):
+        code = skel[i]
+        if code == "m" and dropping:
             ch0, a, _ = out[-1]
             out[-1] = (ch0, a, i + 1)
             continue
         dropping = False
-        if script is not None and script != target and ch in table:
+        if code != target and code in "LCG" and ch in table:
             out.append((table[ch], i, i + 1))
-            dropping = target == "Latin"
+            dropping = target == "L"
         else:
             out.append((ch, i, i + 1))
     return out
+
+
+_SCRIPT_NAMES = {"L": "Latin", "C": "Cyrillic", "G": "Greek"}
+_DROP_OTHER = str.maketrans("", "", "om")
 
 
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
@@ -299,31 +370,31 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
 """Every step in order, as ``(name, function)``; the names appear in ``explain``."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _arabic_table() -> dict[int, str]:
     return str.maketrans(T.ARABIC_TO_PERSIAN)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _digit_table() -> dict[int, str]:
     return str.maketrans(T.digit_map())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _diacritic_table() -> dict[int, None]:
     return dict.fromkeys(map(ord, T.ARABIC_DIACRITICS))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _format_table() -> dict[int, None]:
     return dict.fromkeys(map(ord, T.format_chars()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _latin_table() -> dict[int, str]:
     return str.maketrans(T.latin_base_map())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _t2s_table() -> dict[int, str]:
     return str.maketrans(T.t2s_map())

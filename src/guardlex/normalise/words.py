@@ -6,8 +6,6 @@ import logging
 from functools import lru_cache
 from types import ModuleType
 
-import regex
-
 from guardlex.normalise import steps as S
 from guardlex.normalise._core import _check, normalise
 
@@ -37,9 +35,7 @@ HAN_RANGES: tuple[tuple[int, int], ...] = (
     (0x31350, 0x33479),
 )
 
-HAN_CLASS = "".join(
-    f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in HAN_RANGES
-)
+HAN_CLASS = "".join(f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in HAN_RANGES)
 """The Han ranges as the inside of a ``regex`` character class."""
 
 
@@ -88,13 +84,17 @@ def count_words(text: str) -> int:
     for token in s.split(" "):
         if not token:
             continue
-        if not han_run.search(token):
-            total += 1 if alnum.search(token) else 0
+        if token.isascii():  # no Han: one word if it holds a letter or digit
+            total += 1 if any(ch.isalnum() for ch in token) else 0
             continue
-        for m in runs.finditer(token):
+        limit = S.timeout_for(token)
+        if not han_run.search(token, timeout=limit):
+            total += 1 if alnum.search(token, timeout=limit) else 0
+            continue
+        for m in runs.finditer(token, timeout=limit):
             if m.group(1):
                 total += (2 * len(m.group(1)) + 2) // 3
-            elif alnum.search(m.group(2)):
+            elif alnum.search(m.group(2), timeout=limit):
                 total += 1
     return total
 

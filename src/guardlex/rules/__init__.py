@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from guardlex.rules.anchors import rule_anchors
 from guardlex.rules.cache import load_cached, store_cached
 from guardlex.rules.compile import rule_sources, subject_source
 from guardlex.rules.engine import (
+    FOLLOW_UP_MAX_WORDS,
     MAX_INPUT_CHARS,
     REGEX_TIMEOUT,
     TIMEOUT_RULE_ID,
@@ -39,6 +41,7 @@ from guardlex.rules.loader import (
 )
 
 __all__ = [
+    "FOLLOW_UP_MAX_WORDS",
     "MAX_INPUT_CHARS",
     "OVERVIEW_TOPICS",
     "REFUSAL_CATEGORIES",
@@ -53,7 +56,11 @@ __all__ = [
 ]
 
 
-def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, object]:
+#: Stands for ``{subject}`` when computing anchors: matches a character, anchors nothing.
+SUBJECT_FOR_ANCHORS = "."
+
+
+def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, Any]:
     """Expand one merged locale into plain data (regex sources, word lists, messages).
 
     The result holds only strings, lists and dicts, so it can be cached as JSON.
@@ -62,7 +69,8 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
     rules = []
     for r in data.active_rules():
         sources = rule_sources(r.phrases, r.patterns, subject)
-        anchors = rule_anchors(sources)
+        # anchors come from the rule's own words: "{subject}" contributes none
+        anchors = rule_anchors(rule_sources(r.phrases, r.patterns, SUBJECT_FOR_ANCHORS))
         rules.append(
             {
                 "id": r.id,
@@ -91,7 +99,7 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
     }
 
 
-def _state(c: dict[str, object]) -> LocaleState:
+def _state(c: dict[str, Any]) -> LocaleState:
     code = str(c["code"])
     compiled = [
         CompiledRule(
@@ -103,7 +111,7 @@ def _state(c: dict[str, object]) -> LocaleState:
             sources=tuple(r["sources"]),
             anchors=None if r["anchors"] is None else tuple(r["anchors"]),
         )
-        for r in c["rules"]  # type: ignore[attr-defined]
+        for r in c["rules"]
     ]
     return LocaleState(
         code=code,
@@ -111,10 +119,10 @@ def _state(c: dict[str, object]) -> LocaleState:
         overview=tuple(r for r in compiled if r.section == "overview"),
         first_person_source=str(c["first_person"]),
         exception_source=str(c["exceptions"]),
-        stopwords=frozenset(c["stopwords"]),  # type: ignore[arg-type]
-        signal_words=frozenset(c["signal"]),  # type: ignore[arg-type]
-        lexicon=frozen_mapping(c["lexicon"]),  # type: ignore[arg-type]
-        messages=frozen_mapping(c["messages"]),  # type: ignore[arg-type]
+        stopwords=frozenset(c["stopwords"]),
+        signal_words=frozenset(c["signal"]),
+        lexicon=frozen_mapping(c["lexicon"]),
+        messages=frozen_mapping(c["messages"]),
     )
 
 
@@ -124,6 +132,7 @@ def load_packs(
     paths: Sequence[str | Path] = (),
     *,
     cache: bool = True,
+    shipped: bool = True,
 ) -> Packs:
     """Load, check, merge and compile locale packs.
 
@@ -132,9 +141,10 @@ def load_packs(
     directories, merged after the shipped packs and the ``guardlex.packs`` entry points.
     Raises ``UnknownLocaleError`` for a code no pack provides and ``PackError`` (with
     file and line) for a malformed pack. Expanded packs are cached on disk (see
-    ``guardlex.rules.cache``) unless ``cache=False``.
+    ``guardlex.rules.cache``) unless ``cache=False``. ``shipped=False`` leaves out the
+    packs shipped with guardlex and those of entry points: only ``paths`` are read.
     """
-    found = discover(paths)
+    found = discover(paths, entry_points=shipped, shipped=shipped)
     codes = select_locales(found, locales)
     names = tuple(subject_names)
     states = []

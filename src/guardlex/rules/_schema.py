@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ class PackFile:
         return self.lines.get((), 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema shipped for one file kind."""
     with (SCHEMA_DIR / f"{kind}.schema.json").open(encoding="utf-8") as fh:
@@ -72,10 +72,9 @@ def _line_map(node: yaml.Node, path: JsonPath, out: dict[JsonPath, int]) -> None
     out[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            k = str(key.value)
-            out[(*path, k)] = key.start_mark.line + 1
-            _line_map(value, (*path, k), out)
-            out[(*path, k)] = key.start_mark.line + 1
+            child: JsonPath = (*path, str(key.value))
+            _line_map(value, child, out)
+            out[child] = key.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _line_map(item, (*path, i), out)
@@ -98,7 +97,7 @@ def read_pack_file(path: Path, kind: str) -> PackFile:
         raise PackError(f"cannot read the file ({exc}); save it as UTF-8", str(path)) from exc
     try:
         node = yaml.compose(text, Loader=_SAFE_LOADER)
-        data = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -137,13 +136,15 @@ def _type_ok(value: Any, name: str) -> bool:
 def _describe(path: JsonPath) -> str:
     if not path:
         return "the file"
-    parts = []
+    parts: list[str] = []
     for p in path:
         parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))
     return "'" + "".join(parts) + "'"
 
 
-def validate(data: Any, schema: dict[str, Any], root: dict[str, Any] | None = None) -> list[Problem]:
+def validate(
+    data: Any, schema: dict[str, Any], root: dict[str, Any] | None = None
+) -> list[Problem]:
     """Check ``data`` against ``schema``; an empty list means valid."""
     out: list[Problem] = []
     _validate(data, schema, root or schema, (), out)
@@ -180,12 +181,14 @@ def _validate(
         if len(value) < schema.get("minLength", 0):
             out.append(Problem(path, f"{where} is empty; write a value or remove the entry"))
         pat = schema.get("pattern")
-        if pat and not regex.search(pat, value):
+        if pat and not regex.search(pat, value, timeout=1.0):
             out.append(Problem(path, f"{where} is {value!r}, which does not match {pat}"))
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append(
-                Problem(path, f"{where} needs at least {schema['minItems']} item(s), has {len(value)}")
+                Problem(
+                    path, f"{where} needs at least {schema['minItems']} item(s), has {len(value)}"
+                )
             )
         if schema.get("uniqueItems"):
             seen: set[str] = set()
@@ -210,7 +213,7 @@ def _validate(
                 continue
             matched = False
             for pat, sub in pattern_props.items():
-                if regex.search(pat, key):
+                if regex.search(pat, key, timeout=1.0):
                     matched = True
                     _validate(item, sub, root, (*path, key), out)
             if matched:

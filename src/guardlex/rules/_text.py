@@ -26,14 +26,15 @@ _HAN = regex.compile(r"\p{Han}")
 class NormalisedLike(Protocol):
     """What the engine needs from ``guardlex.normalise.Normalised``."""
 
-    text: str
+    @property
+    def text(self) -> str: ...
 
     def source_span(self, start: int, end: int) -> tuple[int, int]: ...
 
 
 def is_han(ch: str) -> bool:
     """True for a CJK ideograph: such characters need no word boundary."""
-    return bool(ch) and _HAN.match(ch) is not None
+    return bool(ch) and _HAN.match(ch, timeout=1.0) is not None
 
 
 def is_word_char(ch: str) -> bool:
@@ -45,66 +46,9 @@ def is_word_char(ch: str) -> bool:
 
 
 def _load_normaliser() -> tuple[Callable[[str], str], Callable[[str], NormalisedLike]]:
-    try:
-        from guardlex.normalise import normalise, normalise_with_offsets
-    except ImportError:  # TEMPORARY: until guardlex.normalise lands (helper A)
-        return _fallback_normalise, _fallback_with_offsets
-    return normalise, normalise_with_offsets  # type: ignore[return-value]
+    from guardlex.normalise import normalise, normalise_with_offsets
 
-
-class _FallbackNormalised:
-    def __init__(self, text: str, offsets: list[int], length: int) -> None:
-        self.text = text
-        self.offsets = offsets
-        self._length = length
-
-    def source_span(self, start: int, end: int) -> tuple[int, int]:
-        if start >= end:
-            pos = self.offsets[start] if start < len(self.offsets) else self._length
-            return pos, pos
-        return self.offsets[start], self.offsets[end - 1] + 1
-
-
-_FOLD = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ة": "ه", "أ": "ا", "إ": "ا", "ٱ": "ا"})
-
-
-def _fallback_with_offsets(text: str) -> NormalisedLike:
-    out: list[str] = []
-    offs: list[int] = []
-    for i, ch in enumerate(text):
-        piece = unicodedata.normalize("NFKC", ch).casefold().translate(_FOLD)
-        piece = "".join(
-            c
-            for c in unicodedata.normalize("NFD", piece)
-            if not (unicodedata.category(c) == "Mn" and "LATIN" in unicodedata.name(ch, ""))
-        )
-        piece = unicodedata.normalize("NFC", piece)
-        for c in piece:
-            if c == "\u200c":
-                prev = out[-1] if out else ""
-                nxt = text[i + 1] if i + 1 < len(text) else ""
-                if "\u0600" <= prev <= "\u06ff" and "\u0600" <= nxt <= "\u06ff":
-                    c = " "
-                else:
-                    continue
-            elif unicodedata.category(c) == "Cf" or "\u064b" <= c <= "\u065f" or c == "\u0640":
-                continue
-            if c.isspace():
-                if not out or out[-1] == " ":
-                    continue
-                c = " "
-            if c.isdigit() and unicodedata.category(c) == "Nd":
-                c = str(unicodedata.digit(c))
-            out.append(c)
-            offs.append(i)
-    while out and out[-1] == " ":
-        out.pop()
-        offs.pop()
-    return _FallbackNormalised("".join(out), offs, len(text))
-
-
-def _fallback_normalise(text: str) -> str:
-    return _fallback_with_offsets(text).text
+    return normalise, normalise_with_offsets
 
 
 def normalise(text: str) -> str:

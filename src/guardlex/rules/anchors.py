@@ -13,6 +13,7 @@ Correctness never depends on the anchors, only speed.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import regex
 
@@ -21,6 +22,15 @@ Anchors = frozenset[str] | None  # None: "no usable anchor, always run"
 _ZERO_WIDTH_ESCAPES = frozenset("bBmMAZGK")
 _CLASS_ESCAPES = frozenset("wWsSdDhHvVX")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
+
+
+_T = 1.0  # seconds; these patterns are fixed and linear, the timeout is a backstop
+_QUANT = regex.compile(r"\{(\d*)(,?)(\d*)\}")
+_HEX = regex.compile(r"\\x([0-9a-fA-F]{2})")
+_U4 = regex.compile(r"\\u([0-9a-fA-F]{4})")
+_U8 = regex.compile(r"\\U([0-9a-fA-F]{8})")
+_LOOK = regex.compile(r"\(\?(?:<[=!]|[=!])")
+_GROUP = regex.compile(r"\(\?(?::|P?<[A-Za-z_]\w*>|>)")
 
 
 class _Unsupported(Exception):
@@ -100,11 +110,11 @@ class _Parser:
             lo = 1
             self.i += 1
         elif ch == "{":
-            m = regex.match(r"\{(\d*)(,?)(\d*)\}", self.s[self.i :])
+            m = _QUANT.match(self.s, self.i, timeout=_T)
             if not m:
                 return None  # a literal brace
             lo = int(m.group(1) or 0)
-            self.i += m.end()
+            self.i = m.end()
         else:
             return None
         if self.peek() and self.peek() in "?+":
@@ -126,10 +136,8 @@ class _Parser:
             return "zero", None
         if ch == "\\":
             return self.escape()
-        if ch == "{":
-            m = regex.match(r"\{\d*,?\d*\}", self.s[self.i :])
-            if m:
-                raise _Unsupported("quantifier without atom")
+        if ch == "{" and _QUANT.match(self.s, self.i, timeout=_T):
+            raise _Unsupported("quantifier without atom")
         self.i += 1
         return "char", ch
 
@@ -150,17 +158,17 @@ class _Parser:
             self.i = end + 1
             return "other", None
         if nxt == "x":
-            m = regex.match(r"\\x([0-9a-fA-F]{2})", self.s[self.i :])
+            m = _HEX.match(self.s, self.i, timeout=_T)
             if not m:
                 raise _Unsupported("hex escape")
-            self.i += m.end()
+            self.i = m.end()
             return "char", chr(int(m.group(1), 16))
         if nxt in "uU":
             width = 4 if nxt == "u" else 8
-            m = regex.match(r"\\[uU]([0-9a-fA-F]{%d})" % width, self.s[self.i :])
+            m = (_U4 if width == 4 else _U8).match(self.s, self.i, timeout=_T)
             if not m:
                 raise _Unsupported("unicode escape")
-            self.i += m.end()
+            self.i = m.end()
             return "char", chr(int(m.group(1), 16))
         if nxt in _SIMPLE_ESCAPES:
             self.i += 2
@@ -193,17 +201,16 @@ class _Parser:
         raise _Unsupported("unterminated class")
 
     def group(self) -> tuple[str, object]:
-        rest = self.s[self.i :]
         zero = False
-        m = regex.match(r"\(\?(?:<[=!]|[=!])", rest)
+        m = _LOOK.match(self.s, self.i, timeout=_T)
         if m:
             zero = True
-            self.i += m.end()
+            self.i = m.end()
         else:
-            m = regex.match(r"\(\?(?::|P?<[A-Za-z_]\w*>|>)", rest)
+            m = _GROUP.match(self.s, self.i, timeout=_T)
             if m:
-                self.i += m.end()
-            elif rest.startswith("(?"):
+                self.i = m.end()
+            elif self.s.startswith("(?", self.i):
                 raise _Unsupported("flags or special group")
             else:
                 self.i += 1
@@ -253,14 +260,14 @@ def trie_source(words: Iterable[str]) -> str:
     Longer words win at a position, so a caller that needs every anchor occurring at a
     position must also count the anchors that are prefixes of the one reported.
     """
-    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    root: dict[str, Any] = {}
     for w in words:
         node = root
         for ch in w:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+    def emit(node: dict[str, Any]) -> str:
         alts = [regex.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
         if not alts:
             return ""

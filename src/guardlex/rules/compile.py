@@ -17,6 +17,7 @@ Conventions (the contract is ``docs/packs.md``):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import regex
 
@@ -27,6 +28,9 @@ ZWNJ = "\u200c"
 _PLACEHOLDER = regex.compile(r"(\{subject\}|\.\.\.|…)")
 GAP_WORDS = r"(?: \S+){0,3}"
 GAP_HAN = r"[^\n]{0,8}?"
+# honorifics a Latin-script name may carry ("Dr. Reyes", "Ms Reyes")
+_TITLES = r"(?:(?:dr|ms|mrs|mr|miss|mx|prof|professor|doctor|sr|sra|dra|herr|frau|mme|mlle)\.? )?"
+_SEPARATOR = regex.compile("([ \u200c])")
 _NAME_SEPARATORS = regex.compile(r"[ ·・•‧]+")
 
 
@@ -42,19 +46,27 @@ def literal_source(text: str) -> str:
     A ZWNJ in the *written* text was turned into a marker by ``normalise_literal``; it
     becomes an optional space, which accepts the joined and the split spelling.
     """
-    out: list[str] = []
-    for i, ch in enumerate(text):
-        if ch == ZWNJ:
-            out.append(" ?")
-        elif ch == " ":
-            prev = text[i - 1] if i else ""
-            nxt = text[i + 1] if i + 1 < len(text) else ""
-            out.append(" ?" if is_han(prev) or is_han(nxt) else " ")
+    if " " not in text and ZWNJ not in text:
+        return regex.escape(text)
+    # each space is decided by its neighbours: optional next to a Han character
+    result: list[str] = []
+    pos = 0
+    for i, piece in enumerate(_SEPARATOR.split(text, timeout=1.0)):
+        if i % 2 == 0:
+            result.append(regex.escape(piece))
+            pos += len(piece)
+            continue
+        if piece == ZWNJ:
+            result.append(" ?")
         else:
-            out.append(regex.escape(ch))
-    return "".join(out)
+            prev = text[pos - 1] if pos else ""
+            nxt = text[pos + 1] if pos + 1 < len(text) else ""
+            result.append(" ?" if is_han(prev) or is_han(nxt) else " ")
+        pos += 1
+    return "".join(result)
 
 
+@lru_cache(maxsize=65536)
 def normalise_literal(text: str) -> str:
     """Normalise a phrase fragment, keeping each written ZWNJ as a ZWNJ marker.
 
@@ -81,7 +93,7 @@ def subject_words(pronouns: Sequence[str], names: Sequence[str]) -> list[str]:
         n = normalise(name)
         if not n:
             continue
-        for form in [n, *_NAME_SEPARATORS.split(n)]:
+        for form in [n, *_NAME_SEPARATORS.split(n, timeout=1.0)]:
             long_enough = len(form) >= (2 if is_han(form[:1]) else 3)
             if form and (form == n or long_enough) and form not in out:
                 out.append(form)
@@ -95,7 +107,7 @@ def subject_source(pronouns: Sequence[str], names: Sequence[str]) -> str:
     for w in subject_words(pronouns, names):
         src = literal_source(w)
         if w in name_forms and w[-1:].isascii():
-            src += "(?:['’]s)?"
+            src = _TITLES + src + "(?:['’]s)?"
         if not is_han(w[0]):
             src = WORD_START + src
         if not is_han(w[-1]):
@@ -109,7 +121,7 @@ def subject_source(pronouns: Sequence[str], names: Sequence[str]) -> str:
 
 def phrase_source(phrase: str, subject: str) -> str:
     """Regex source for one phrase (see the module docstring for the conventions)."""
-    parts = [p for p in _PLACEHOLDER.split(phrase)]
+    parts = [p for p in _PLACEHOLDER.split(phrase, timeout=1.0)]
     items: list[tuple[str, str]] = []  # (kind, value): lit | subj | gap
     for part in parts:
         if part == SUBJECT:
@@ -160,9 +172,7 @@ def pattern_source(pattern: str, subject: str) -> str:
     return pattern.replace(SUBJECT, subject).replace(ZWNJ, " ?")
 
 
-def rule_sources(
-    phrases: Sequence[str], patterns: Sequence[str], subject: str
-) -> list[str]:
+def rule_sources(phrases: Sequence[str], patterns: Sequence[str], subject: str) -> list[str]:
     """Every regex source of one rule, in the order written."""
     return [phrase_source(p, subject) for p in phrases] + [
         pattern_source(p, subject) for p in patterns

@@ -1,16 +1,22 @@
 """Routing, first-person detection and reader-language detection over compiled packs.
 
-Matching runs on normalised text. Each locale and section (refusal, overview) is one
-compiled alternation: a single scan of the question per locale and section, instead of
-one search per rule. Every ``search`` carries a timeout; a timeout fails closed (the
-question is refused with ``rule_id == TIMEOUT_RULE_ID``) and is logged, because a
-guardrail that gives up must not let the question through.
+Matching runs on normalised text. Routing one question through every rule one regex at
+a time is what the benchmark calls the naive loop. Instead, each rule carries literal
+anchors (``guardlex.rules.anchors``): strings one of which every match must contain. One
+Aho-Corasick pass over the question finds every anchor of every rule of every locale at
+once; only the few candidate rules are then run, each as one compiled alternation of its
+phrases and patterns (compiled on first use, so a cold start compiles nothing). Results
+are the same as running every rule: anchors only skip rules that cannot match.
+
+Every ``search`` carries a timeout; a timeout fails closed (the question is refused with
+``rule_id == TIMEOUT_RULE_ID``) and is logged, because a guardrail that gives up must not
+let the question through.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -23,6 +29,7 @@ from guardlex.rules._text import (
     WORD_START,
     NormalisedLike,
     is_han,
+    is_word_char,
     normalise,
     normalise_with_offsets,
 )
@@ -36,11 +43,13 @@ log = logging.getLogger("guardlex.rules")
 MAX_INPUT_CHARS = 10_000
 #: Seconds one regex scan may take before it is abandoned (and the question refused).
 REGEX_TIMEOUT = 0.5
+#: A follow-up of at most this many words (``count_words``) that matches no rule on its
+#: own inherits a refusal of the previous question ("And in June?").
+FOLLOW_UP_MAX_WORDS = 6
 #: ``Route.rule_id`` when a scan timed out: the question is refused (fail closed).
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
 KINDS = ("refuse", "overview", "retrieve")
-
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,8 @@ class Route:
 
     ``span`` is in the original ``text`` passed to ``route``. When the match was found
     only in the previous question joined with this one, ``span`` covers the part of the
-    match that lies in this question, or is ``None`` if that part is empty.
+    match that lies in this question; it is ``None`` when a short follow-up inherited the
+    refusal of the previous question (the match lies wholly in ``previous``).
     """
 
     kind: str  # "refuse" | "overview" | "retrieve"
@@ -128,9 +138,10 @@ def words_source(words: Sequence[str]) -> str:
         if not lit:
             continue
         src = literal_source(lit)
-        if not is_han(lit[0]):
+        # a boundary only next to a word character: "j'" must match inside "j'ai"
+        if is_word_char(lit[0]) and not is_han(lit[0]):
             src = WORD_START + src
-        if not is_han(lit[-1]):
+        if is_word_char(lit[-1]) and not is_han(lit[-1]):
             src = src + WORD_END
         alts.append(src)
     if not alts:
@@ -186,6 +197,8 @@ class Packs:
         self._anchor_scan: regex.Pattern[str] | None = None
         self._anchor_rules: dict[str, tuple[int, ...]] = {}
         self._always: frozenset[int] = frozenset()
+        self._ac: Any = None
+        self._ac_rules: list[tuple[int, ...]] = []
 
     # -- metadata -------------------------------------------------------------------
     @property
@@ -210,8 +223,18 @@ class Packs:
         return self._state(locale).lexicon
 
     def messages(self, locale: str) -> Mapping[str, str]:
-        """The fixed texts a reader of this locale sees."""
-        return self._state(locale).messages
+        """The fixed texts a reader of this locale sees.
+
+        A key the locale lacks (an extension locale in progress) falls back to the
+        English text when English is loaded; ``guardlex lint`` reports the gap.
+        """
+        own = self._state(locale).messages
+        if locale == "en" or "en" not in self._states:
+            return own
+        base = self._states["en"].messages
+        if all(k in own for k in base):
+            return own
+        return MappingProxyType({**base, **own})
 
     def rules(self, locale: str | None = None) -> tuple[CompiledRule, ...]:
         """Compiled active rules, refusal first, in routing order."""
@@ -243,16 +266,24 @@ class Packs:
                 continue
             for a in rule.anchors:
                 by_anchor.setdefault(a, set()).add(i)
-        # the scan reports the longest anchor at a position: add its prefixes' rules
-        closure: dict[str, tuple[int, ...]] = {}
-        for a in by_anchor:
-            found: set[int] = set()
-            for k in range(1, len(a) + 1):
-                found |= by_anchor.get(a[:k], set())
-            closure[a] = tuple(sorted(found))
-        self._anchor_rules = closure
         self._always = frozenset(always)
-        self._anchor_scan = regex.compile("(?=(" + trie_source(by_anchor) + "))")
+        try:  # an Aho-Corasick automaton finds every anchor in one linear pass
+            from ahocorasick_rs import AhoCorasick
+        except ImportError:  # same candidates, found with a slower trie-shaped regex
+            # the trie reports the longest anchor at a position: add its prefixes' rules
+            closure: dict[str, tuple[int, ...]] = {}
+            for a in by_anchor:
+                found: set[int] = set()
+                for k in range(1, len(a) + 1):
+                    found |= by_anchor.get(a[:k], set())
+                closure[a] = tuple(sorted(found))
+            self._anchor_rules = closure
+            self._anchor_scan = regex.compile("(?=(" + trie_source(by_anchor) + "))")
+        else:
+            words = sorted(by_anchor)
+            self._ac = AhoCorasick(words)
+            self._ac_rules = [tuple(sorted(by_anchor[w])) for w in words]
+            self._anchor_scan = regex.compile("(?!)")
 
     def _pattern(self, i: int) -> regex.Pattern[str]:
         pat = self._patterns.get(i)
@@ -265,6 +296,11 @@ class Packs:
         self._build_index()
         assert self._anchor_scan is not None
         found = set(self._always)
+        if self._ac is not None:
+            ac_rules = self._ac_rules
+            for k in {m[0] for m in self._ac.find_matches_as_indexes(text, overlapping=True)}:
+                found.update(ac_rules[k])
+            return sorted(found)
         rules = self._anchor_rules
         for m in self._anchor_scan.finditer(text, timeout=REGEX_TIMEOUT):
             found.update(rules[m.group(1)])
@@ -276,39 +312,64 @@ class Packs:
 
         Within a scan the leftmost match wins; at one position, the rule written first.
         Locales are tried in ``self.locales`` order. A follow-up is checked alone first,
-        then joined with ``previous``; a match in the joined text counts only if it
-        reaches into ``text`` (the previous question was answered on its own already).
+        then joined with ``previous``:
+
+        1. a refusal match in the joined text that reaches into ``text`` refuses
+           ("How much does she" + "charge per day?");
+        2. a short elliptical follow-up (at most ``FOLLOW_UP_MAX_WORDS`` words, matching
+           no rule on its own) inherits a refusal of ``previous`` ("Is she free in May?"
+           + "And in June?"); ``span`` is then None;
+        3. overview rules: alone, then a joined match reaching into ``text``.
+
+        A self-contained follow-up ("What are her skills?") is never refused because the
+        previous question was.
         """
         _check_input(text, "text")
         if previous is not None:
             _check_input(previous, "previous")
         cur = normalise_with_offsets(text)
-        joined: tuple[str, int] | None = None
-        if previous:
-            prev = normalise(previous)
-            if prev:
-                joined = (prev + " " + cur.text, len(prev) + 1)
+        prev = normalise(previous) if previous else ""
+        joined = f"{prev} {cur.text}" if prev else ""
+        offset = len(prev) + 1
         try:
             alone = self._candidates(cur.text)
-            together = self._candidates(joined[0]) if joined is not None else []
-            for section in ("refusal", "overview"):
-                hit = self._scan(section, cur.text, 0, alone)
-                if hit is None and joined is not None:
-                    hit = self._scan(section, joined[0], joined[1], together)
-                if hit is not None:
-                    rule, start, end = hit
-                    return Route(
-                        kind="refuse" if section == "refusal" else "overview",
-                        category=rule.category,
-                        locale=rule.locale,
-                        rule_id=rule.id,
-                        span=_span(cur, start, end),
-                        topic=rule.topic,
-                    )
+            together = self._candidates(joined) if joined else []
+            hit = self._scan("refusal", cur.text, 0, alone)
+            if hit is None and joined:
+                hit = self._scan("refusal", joined, offset, together)
+            if hit is not None:
+                return self._route("refuse", hit, cur)
+            overview = self._scan("overview", cur.text, 0, alone)
+            if overview is None and joined and self._elliptical(text):
+                inherited = self._scan("refusal", prev, 0, self._candidates(prev))
+                if inherited is not None:
+                    return self._route("refuse", inherited, None)
+            if overview is None and joined:
+                overview = self._scan("overview", joined, offset, together)
+            if overview is not None:
+                return self._route("overview", overview, cur)
         except TimeoutError:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
+
+    @staticmethod
+    def _elliptical(text: str) -> bool:
+        from guardlex.normalise import count_words
+
+        return count_words(text) <= FOLLOW_UP_MAX_WORDS
+
+    @staticmethod
+    def _route(kind: str, hit: tuple[CompiledRule, int, int], cur: NormalisedLike | None) -> Route:
+        rule, start, end = hit
+        return Route(
+            kind=kind,
+            category=rule.category,
+            locale=rule.locale,
+            rule_id=rule.id,
+            span=_span(cur, start, end) if cur is not None else None,
+            topic=rule.topic,
+        )
 
     def _scan(
         self, section: str, text: str, offset: int, candidates: list[int]
@@ -361,7 +422,8 @@ class Packs:
                 blocked: list[tuple[int, int]] = []
                 if fx is not None:
                     blocked = [
-                        m.span() for m in fx.finditer(norm.text, overlapped=True, timeout=REGEX_TIMEOUT)
+                        m.span()
+                        for m in fx.finditer(norm.text, overlapped=True, timeout=REGEX_TIMEOUT)
                     ]
                 for m in fp.finditer(norm.text, overlapped=True, timeout=REGEX_TIMEOUT):
                     s, e = m.span()
@@ -379,9 +441,13 @@ class Packs:
     def _first_person_locales(self, text: str) -> list[str]:
         codes = [self.detect_locale(text)]
         for script, locs in _SCRIPT_LOCALES.items():
-            if len(locs) == 1 and locs[0] in self._states and _SCRIPTS[script].search(text):
-                if locs[0] not in codes:
-                    codes.append(locs[0])
+            code = locs[0]
+            if (
+                len(locs) == 1
+                and code not in codes
+                and _SCRIPTS[script].search(text, timeout=REGEX_TIMEOUT)
+            ):
+                codes.append(code)
         return [c for c in codes if c in self._states]
 
     # -- language of the reader ------------------------------------------------------
@@ -392,12 +458,12 @@ class Packs:
         every locale.
         """
         _check_input(text, "text")
-        counts = {name: len(p.findall(text)) for name, p in _SCRIPTS.items()}
+        counts = {name: len(p.findall(text, timeout=REGEX_TIMEOUT)) for name, p in _SCRIPTS.items()}
         script = max(counts, key=lambda k: (counts[k], k == "latn"))
         default = "en" if "en" in self._states else (self._order[0] if self._order else "en")
         if counts[script] == 0:
             return default
-        tokens = _TOKEN.findall(normalise(text))
+        tokens = _TOKEN.findall(normalise(text), timeout=REGEX_TIMEOUT)
 
         def score(code: str) -> int:
             st = self._states.get(code)

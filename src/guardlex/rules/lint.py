@@ -21,10 +21,12 @@ from pathlib import Path
 import regex
 
 from guardlex.errors import PackError
-from guardlex.rules._schema import FILE_KINDS, read_pack_file
+from guardlex.rules._schema import FILE_KINDS, PackFile, read_pack_file
 from guardlex.rules._text import is_han, normalise
+from guardlex.rules.anchors import rule_anchors
 from guardlex.rules.compile import SUBJECT, ZWNJ, normalise_literal, pattern_source
 from guardlex.rules.loader import (
+    REFUSAL_CATEGORIES,
     SHIPPED_DIR,
     LocaleData,
     RuleSpec,
@@ -46,7 +48,14 @@ EXAMPLE_SUBJECTS = (
     "达娜·雷耶斯",
     "达娜",
 )
-MESSAGE_KEYS = ("refusal", "below_threshold", "gate_stop", "truncated", "budget_exhausted", "rate_limited")
+MESSAGE_KEYS = (
+    "refusal",
+    "below_threshold",
+    "gate_stop",
+    "truncated",
+    "budget_exhausted",
+    "rate_limited",
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -88,11 +97,15 @@ def literal_chars(pattern: str) -> list[tuple[int, str]]:
             continue
         if ch == "(" and pattern.startswith("(?", i):
             # group syntax: (?:  (?P<name>  (?<name>  (?=  (?<!  (?i) ...
-            m = regex.match(r"\(\?(?:P?<[A-Za-z_]\w*>|P=\w+\)|[a-zA-Z-]+[:)]|[:=!>|]|<[=!])", pattern[i:])
+            m = regex.match(
+                r"\(\?(?:P?<[A-Za-z_]\w*>|P=\w+\)|[a-zA-Z-]+[:)]|[:=!>|]|<[=!])",
+                pattern[i:],
+                timeout=1.0,
+            )
             i += m.end() if m else 2
             continue
         if ch == "{":
-            m = regex.match(r"\{\d*,?\d*\}|\{subject\}", pattern[i:])
+            m = regex.match(r"\{\d*,?\d*\}|\{subject\}", pattern[i:], timeout=1.0)
             if m:
                 i += m.end()
                 continue
@@ -105,7 +118,7 @@ def rewritten_chars(pattern: str) -> list[tuple[str, str]]:
     """(written, normalised) for each literal character normalisation would rewrite."""
     out = []
     for _, ch in literal_chars(pattern):
-        if ch in (ZWNJ, " ") or ch.isascii() and not ch.isupper():
+        if ch in (ZWNJ, " ") or (ch.isascii() and not ch.isupper()):
             continue
         norm = normalise(ch)
         if norm != ch:
@@ -143,12 +156,14 @@ def backtracking_risks(pattern: str) -> list[str]:
         elif ch == ")" and stack:
             group = stack.pop()
             after = pattern[i + 1 :]
-            q = _QUANT_AFTER.match(after)
-            unbounded = bool(q) and (q.group(0) in ("*", "+") or (q.group(2) == "" and "," in q.group(0)))  # type: ignore[union-attr]
+            q = _QUANT_AFTER.match(after, timeout=1.0)
+            unbounded = bool(q) and (
+                q.group(0) in ("*", "+") or (q.group(2) == "" and "," in q.group(0))
+            )
             text = pattern[int(group["start"]) : i + 1]  # type: ignore[call-overload]
             if unbounded and group["inner"]:
                 risks.append(
-                    f"nested quantifiers in {text}{q.group(0)} can backtrack catastrophically; "  # type: ignore[union-attr]
+                    f"nested quantifiers in {text}{q.group(0)} can backtrack catastrophically; "
                     "quantify only once, e.g. (?:\\w+ ){0,3} instead of (\\w+ )*"
                 )
             if unbounded:
@@ -160,10 +175,10 @@ def backtracking_risks(pattern: str) -> list[str]:
                     )
             if stack and (group["inner"] or unbounded):
                 stack[-1]["inner"] = True
-        elif stack and _UNBOUNDED.match(pattern, i):
+        elif stack and _UNBOUNDED.match(pattern, i, timeout=1.0):
             stack[-1]["inner"] = True
         i += 1
-    if regex.search(r"(?<!\\)\.[*+]", pattern):
+    if regex.search(r"(?<!\\)\.[*+]", pattern, timeout=1.0):
         risks.append(
             "'.*' or '.+' matches across the whole question and makes scans slow; "
             "use a bounded gap such as (?: \\S+){0,3}"
@@ -175,7 +190,7 @@ def _alternatives(pattern: str, starts: list[int], end: int) -> list[str]:
     bounds = [*starts, end + 1]
     alts = [pattern[bounds[k] : bounds[k + 1] - 1] for k in range(len(starts))]
     if alts and alts[0].startswith("?"):
-        alts[0] = regex.sub(r"^\?(?:P?<\w+>|[:=!>]|<[=!])", "", alts[0])
+        alts[0] = regex.sub(r"^\?(?:P?<\w+>|[:=!>]|<[=!])", "", alts[0], timeout=1.0)
     return alts
 
 
@@ -185,9 +200,11 @@ _META = regex.compile(r"[\\.\[\](){}*+?|^$]")
 def _overlapping(alts: list[str]) -> bool:
     if len(alts) < 2:
         return False
-    if all(not _META.search(a) for a in alts):
+    if all(not _META.search(a, timeout=1.0) for a in alts):
         # plain words: ambiguous only if one is a prefix of another ("a|ab", "an|and")
-        return any(x != y and y.startswith(x) for x in alts for y in alts) or len(set(alts)) < len(alts)
+        return any(x != y and y.startswith(x) for x in alts for y in alts) or len(set(alts)) < len(
+            alts
+        )
     heads = []
     for a in alts:
         if not a:
@@ -210,7 +227,7 @@ _PHRASE_REGEXY = regex.compile(r"[\\()\[\]|*+^$]")
 def phrase_tokens(phrase: str) -> tuple[str, ...]:
     """The normalised tokens of a phrase (``{subject}`` and ``...`` kept as tokens)."""
     out: list[str] = []
-    for part in regex.split(r"(\{subject\}|\.\.\.|…)", phrase):
+    for part in regex.split(r"(\{subject\}|\.\.\.|…)", phrase, timeout=1.0):
         if part == SUBJECT:
             out.append(SUBJECT)
         elif part in ("...", "…"):
@@ -235,37 +252,13 @@ def _contains(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
 def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
     from guardlex.rules import _state, compile_locale
 
-    seen: dict[tuple[str, str], RuleSpec] = {}
-    for rule in data.rules:
-        key = (rule.path, rule.id)
-        if key in seen:
-            other = seen[key]
-            findings.append(
-                Finding(
-                    rule.path,
-                    rule.line,
-                    "ERROR",
-                    f"rule id '{rule.id}' is used twice in this file (first on line {other.line}); "
-                    "give each rule its own id",
-                )
-            )
-        seen[key] = rule
-    ids_by_section: dict[str, str] = {}
-    for rule in data.rules:
-        prev = ids_by_section.get(rule.id)
-        if prev is not None and prev != rule.section:
-            findings.append(
-                Finding(rule.path, rule.line, "ERROR", f"rule id '{rule.id}' is used in both refusal.yaml and overview.yaml; rename one")
-            )
-        ids_by_section[rule.id] = rule.section
-
     # compile each rule alone to run its examples and check its sources
     from guardlex.rules.compile import rule_sources, subject_source
 
     subject = subject_source(data.lexicon.get("pronouns", []), EXAMPLE_SUBJECTS)
     own: dict[str, regex.Pattern[str] | None] = {}
     for rule in data.rules:
-        for pat, line in zip(rule.patterns, rule.pattern_lines):
+        for pat, line in zip(rule.patterns, rule.pattern_lines, strict=True):
             for written, norm in rewritten_chars(pat):
                 findings.append(
                     Finding(
@@ -277,15 +270,23 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                     )
                 )
             for risk in backtracking_risks(pat):
-                findings.append(Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}': {risk}"))
+                findings.append(
+                    Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}': {risk}")
+                )
             try:
                 regex.compile(pattern_source(pat, subject))
             except regex.error as exc:
                 findings.append(
-                    Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}' is not a valid regular expression ({exc}); fix its syntax")
+                    Finding(
+                        rule.path,
+                        line,
+                        "ERROR",
+                        f"pattern of rule '{rule.id}' is not a valid regular expression "
+                        f"({exc}); fix its syntax",
+                    )
                 )
-        for phrase, line in zip(rule.phrases, rule.phrase_lines):
-            if _PHRASE_REGEXY.search(phrase):
+        for phrase, line in zip(rule.phrases, rule.phrase_lines, strict=True):
+            if _PHRASE_REGEXY.search(phrase, timeout=1.0):
                 findings.append(
                     Finding(
                         rule.path,
@@ -296,7 +297,26 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                     )
                 )
             if not normalise(phrase.replace(SUBJECT, "").replace("...", "")).strip():
-                findings.append(Finding(rule.path, line, "ERROR", f"phrase {phrase!r} of rule '{rule.id}' is empty after normalisation; write words"))
+                findings.append(
+                    Finding(
+                        rule.path,
+                        line,
+                        "ERROR",
+                        f"phrase {phrase!r} of rule '{rule.id}' is empty after "
+                        "normalisation; write words",
+                    )
+                )
+        sources = rule_sources(rule.phrases, rule.patterns, subject)
+        if rule.enabled and rule_anchors(sources) is None:
+            findings.append(
+                Finding(
+                    rule.path,
+                    rule.line,
+                    WARNING,
+                    f"rule '{rule.id}' has a phrase or pattern without fixed text (e.g. only "
+                    "\\w+ or a class), so it runs on every question; add a literal word",
+                )
+            )
         try:
             own[rule.id] = regex.compile(
                 "|".join(f"(?:{s})" for s in rule_sources(rule.phrases, rule.patterns, subject))
@@ -322,7 +342,8 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                         rule.line,
                         "ERROR",
                         f"example {example!r} of rule '{rule.id}' should route to "
-                        f"{want}{'/' + rule.category if rule.category else ''} but routes to {got}{by}; "
+                        f"{want}{'/' + rule.category if rule.category else ''} "
+                        f"but routes to {got}{by}; "
                         "add a phrase or pattern that catches it, or move the example",
                     )
                 )
@@ -332,7 +353,8 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                         rule.path,
                         rule.line,
                         "WARNING",
-                        f"example {example!r} of rule '{rule.id}' is caught by rule '{route.rule_id}', "
+                        f"example {example!r} of rule '{rule.id}' is caught by rule "
+                        f"'{route.rule_id}', "
                         "not by this rule; add a phrase here or move the example to that rule",
                     )
                 )
@@ -351,6 +373,37 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
     _shadow_findings(data, findings)
 
 
+def _duplicate_ids(pf: PackFile, seen: dict[str, tuple[str, int]]) -> list[Finding]:
+    """Ids used twice in one folder (refusal.yaml and overview.yaml together)."""
+    out: list[Finding] = []
+    if pf.kind == "refusal":
+        groups = [(c, pf.data.get(c) or []) for c in REFUSAL_CATEGORIES]
+    elif pf.kind == "overview":
+        groups = [("rules", pf.data.get("rules") or [])]
+    else:
+        return out
+    for key, raws in groups:
+        for i, raw in enumerate(raws):
+            rid = raw.get("id") if isinstance(raw, dict) else None
+            if not isinstance(rid, str):
+                continue
+            line = pf.line((key, i))
+            if rid in seen:
+                where, first = seen[rid]
+                out.append(
+                    Finding(
+                        str(pf.path),
+                        line,
+                        ERROR,
+                        f"rule id '{rid}' is used twice (first in {where} line {first}); "
+                        "give each rule its own id",
+                    )
+                )
+            else:
+                seen[rid] = (pf.path.name, line)
+    return out
+
+
 def _search(pattern: regex.Pattern[str], text: str) -> bool:
     return pattern.search(normalise(text), timeout=1.0) is not None
 
@@ -359,9 +412,9 @@ def _shadow_findings(data: LocaleData, findings: list[Finding]) -> None:
     groups: dict[str, list[tuple[RuleSpec, tuple[str, ...], int, str]]] = {}
     for rule in data.active_rules():
         group = rule.category or "overview"
-        for phrase, line in zip(rule.phrases, rule.phrase_lines):
+        for phrase, line in zip(rule.phrases, rule.phrase_lines, strict=True):
             groups.setdefault(group, []).append((rule, phrase_tokens(phrase), line, phrase))
-        for pat, line in zip(rule.patterns, rule.pattern_lines):
+        for pat, line in zip(rule.patterns, rule.pattern_lines, strict=True):
             groups.setdefault(group, []).append((rule, ("\0pattern", pat), line, pat))
     for entries in groups.values():
         for a_i, (ra, ta, _la, pa) in enumerate(entries):
@@ -374,7 +427,12 @@ def _shadow_findings(data: LocaleData, findings: list[Finding]) -> None:
                 if same:
                     where = "in the same rule" if ra is rb else f"in rule '{ra.id}'"
                     findings.append(
-                        Finding(rb.path, lb, "WARNING", f"{pb!r} (rule '{rb.id}') is written twice ({where}); remove one")
+                        Finding(
+                            rb.path,
+                            lb,
+                            "WARNING",
+                            f"{pb!r} (rule '{rb.id}') is written twice ({where}); remove one",
+                        )
                     )
                 elif (
                     ra is not rb
@@ -406,15 +464,25 @@ def _first_person_findings(data: LocaleData, findings: list[Finding]) -> None:
     for example in examples.get("match") or ():
         if packs.first_person(example, locale=data.code) is None:
             findings.append(
-                Finding(str(fp_file.path), fp_file.line(("examples",)), "ERROR",
-                        f"first-person example {example!r} finds no first-person word; add the word to pronouns or verb_forms")
+                Finding(
+                    str(fp_file.path),
+                    fp_file.line(("examples",)),
+                    "ERROR",
+                    f"first-person example {example!r} finds no first-person word; "
+                    "add the word to pronouns or verb_forms",
+                )
             )
     for example in examples.get("no_match") or ():
         hit = packs.first_person(example, locale=data.code)
         if hit is not None:
             findings.append(
-                Finding(str(fp_file.path), fp_file.line(("examples",)), "ERROR",
-                        f"no_match example {example!r} is flagged by {hit.word!r}; remove that entry or add an exception")
+                Finding(
+                    str(fp_file.path),
+                    fp_file.line(("examples",)),
+                    "ERROR",
+                    f"no_match example {example!r} is flagged by {hit.word!r}; "
+                    "remove that entry or add an exception",
+                )
             )
 
 
@@ -423,19 +491,29 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
     findings: list[Finding] = []
     data = LocaleData(code=code)
     broken = False
+    ids_seen: dict[str, tuple[str, int]] = {}
     for folder in folders:
         for kind in FILE_KINDS:
             path = folder / f"{kind}.yaml"
             if not path.is_file():
                 if folder == folders[0] and folder in check:
                     findings.append(
-                        Finding(str(folder), 1, ERROR, f"locale '{code}' has no {kind}.yaml; add it (see docs/packs.md)")
+                        Finding(
+                            str(folder),
+                            1,
+                            ERROR,
+                            f"locale '{code}' has no {kind}.yaml; add it (see docs/packs.md)",
+                        )
                     )
                 continue
             try:
                 pf = read_pack_file(path, kind)
             except PackError as exc:
-                findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, str(exc).split(": ", 1)[-1]))
+                findings.append(
+                    Finding(
+                        exc.path or str(path), exc.line or 1, ERROR, str(exc).split(": ", 1)[-1]
+                    )
+                )
                 broken = True
                 continue
             problems = schema_problems(pf, code)
@@ -445,8 +523,11 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
             if problems:
                 broken = True
                 continue
+            if folder in check:
+                findings.extend(_duplicate_ids(pf, ids_seen))
             data.files.append(pf)
             _merge_file(data, pf)
+        ids_seen.clear()
     if broken:
         return findings
     _rule_findings(data, findings)
@@ -455,19 +536,30 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
     if msg_file is not None:
         for key in MESSAGE_KEYS:
             if key not in data.messages:
-                findings.append(Finding(str(msg_file.path), msg_file.line(("messages",)), ERROR, f"message '{key}' is missing; add the text readers see"))
+                findings.append(
+                    Finding(
+                        str(msg_file.path),
+                        msg_file.line(("messages",)),
+                        ERROR,
+                        f"message '{key}' is missing; add the text readers see",
+                    )
+                )
     checked = {str(p) for p in check}
     return [f for f in findings if any(f.path.startswith(c) for c in checked)]
 
 
 def lint(paths: Iterable[str | Path] = ()) -> list[Finding]:
     """Lint the given pack directories (default: shipped packs and entry points)."""
-    paths = [Path(p) for p in paths]
-    found = discover(paths, entry_points=not paths)
-    if paths:
-        roots = [p.resolve() for p in paths]
+    dirs = [Path(p) for p in paths]
+    found = discover(dirs, entry_points=not dirs)
+    if dirs:
+        roots = [p.resolve() for p in dirs]
         check = {
-            code: [f for f in folders if any(f.resolve() == r or r in f.resolve().parents for r in roots)]
+            code: [
+                f
+                for f in folders
+                if any(f.resolve() == r or r in f.resolve().parents for r in roots)
+            ]
             for code, folders in found.items()
         }
     else:

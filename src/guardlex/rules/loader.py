@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,9 +109,11 @@ def _is_locale_dir(path: Path) -> bool:
     return any((path / f"{kind}.yaml").is_file() for kind in FILE_KINDS)
 
 
-def discover(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> dict[str, list[Path]]:
+def discover(
+    paths: Sequence[str | Path] = (), *, entry_points: bool = True, shipped: bool = True
+) -> dict[str, list[Path]]:
     """Map each locale code to its folders, in merge order (shipped, entry points, paths)."""
-    roots: list[Path] = [SHIPPED_DIR]
+    roots: list[Path] = [SHIPPED_DIR] if shipped else []
     if entry_points:
         roots.extend(_entry_point_dirs())
     for p in paths:
@@ -129,7 +131,7 @@ def discover(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> 
             continue
         for folder in candidates:
             folder = folder.resolve()
-            if LOCALE_CODE.match(folder.name) and _is_locale_dir(folder):
+            if LOCALE_CODE.match(folder.name, timeout=1.0) and _is_locale_dir(folder):
                 known = found.setdefault(folder.name, [])
                 if folder not in known:
                     known.append(folder)
@@ -220,6 +222,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
     disabled = list(d.get("disabled") or ())
     if pf.kind in ("refusal", "overview"):
         index = {(r.section, r.id): i for i, r in enumerate(data.rules)}
+        groups: list[tuple[str | None, list[Any], tuple[str]]]
         if pf.kind == "refusal":
             groups = [(c, d.get(c) or [], (c,)) for c in REFUSAL_CATEGORIES]
         else:
@@ -227,11 +230,11 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
         for category, raws, base in groups:
             for i, raw in enumerate(raws):
                 rule = _rule_from(pf, raw, (*base, i), code, category)
-                key = (rule.section, rule.id)
-                if key in index:
-                    data.rules[index[key]] = rule
+                rkey = (rule.section, rule.id)
+                if rkey in index:
+                    data.rules[index[rkey]] = rule
                 else:
-                    index[key] = len(data.rules)
+                    index[rkey] = len(data.rules)
                     data.rules.append(rule)
         data.disabled.update(disabled)
     elif pf.kind == "stopwords":
@@ -273,20 +276,24 @@ def load_locale(code: str, folders: Sequence[Path], *, strict: bool = True) -> L
                 problems = schema_problems(pf, code)
                 if problems:
                     _, line, message = problems[0]
-                    more = f" (and {len(problems) - 1} more; run 'guardlex lint')" if len(problems) > 1 else ""
+                    more = (
+                        f" (and {len(problems) - 1} more; run 'guardlex lint')"
+                        if len(problems) > 1
+                        else ""
+                    )
                     raise PackError(message + more, str(pf.path), line)
             data.files.append(pf)
             try:
                 _merge_file(data, pf)
             except (KeyError, TypeError, AttributeError) as exc:
                 if strict:
-                    raise PackError(f"malformed content ({exc}); run 'guardlex lint'", str(pf.path)) from exc
+                    raise PackError(
+                        f"malformed content ({exc}); run 'guardlex lint'", str(pf.path)
+                    ) from exc
     return data
 
 
-def select_locales(
-    found: dict[str, list[Path]], locales: Iterable[str] | None
-) -> list[str]:
+def select_locales(found: dict[str, list[Path]], locales: Iterable[str] | None) -> list[str]:
     """The requested codes in a deterministic order, or every discovered code sorted."""
     if locales is None:
         return sorted(found)
@@ -323,6 +330,3 @@ def fingerprint(folders: Iterable[Path], extra: Iterable[str] = ()) -> str:
         h.update(e.encode())
         h.update(b"\0")
     return h.hexdigest()
-
-
-CallableDir = Callable[[], "str | Path"]

@@ -15,7 +15,7 @@ def require_numpy() -> ModuleType:
     """
     try:
         import numpy
-    except ImportError as exc:  # pragma: no cover - numpy is installed in the test env
+    except ImportError as exc:
         raise MissingDependencyError(
             "the reference runner needs numpy: pip install 'guardlex[runner]'"
         ) from exc

@@ -161,6 +161,29 @@ def load_packs(subject_names: Sequence[str] = ()) -> PackView:
     return PackView(_load_packs())
 
 
+def sentence_splitter(packs: PackView | None) -> Callable[[str], list[str]]:
+    """The sentence gate's own segmentation (with the packs' abbreviations).
+
+    The scripted model places its markers with it, so every sentence the gate will see
+    carries one: the well-behaved model is well-behaved by construction.
+    """
+    from guardlex.gates import split_sentences
+
+    is_abbreviation = None
+    if packs is not None:
+        try:
+            from guardlex.gates._vocab import vocab_for
+
+            is_abbreviation = vocab_for(packs.packs).is_abbreviation
+        except (ImportError, AttributeError):  # pragma: no cover - older gates
+            is_abbreviation = None
+
+    def split(text: str) -> list[str]:
+        return list(split_sentences(text, is_abbreviation))
+
+    return split
+
+
 @dataclass(frozen=True)
 class GateEvent:
     """One event of the sentence gate: text released to the reader, or the end of it."""

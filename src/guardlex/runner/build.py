@@ -14,7 +14,8 @@ from guardlex.runner.costs import BudgetLedger, RateLimiter
 from guardlex.runner.embeddings import DEFAULT_EMBEDDER, Embedder, make_embedder
 from guardlex.runner.errors import StoreError
 from guardlex.runner.models import Model
-from guardlex.runner.pipeline import DEFAULT_MONTHLY_CAP, Runner
+from guardlex.runner.pipeline import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MONTHLY_CAP, Runner
+from guardlex.runner.retrieval import DEFAULT_THRESHOLD
 from guardlex.runner.store import Store
 
 Progress = Callable[[int, int], None]
@@ -137,13 +138,18 @@ def runner_for(
     name = embedder or store.embedder_name or DEFAULT_EMBEDDER
     if ledger is None:
         ledger = BudgetLedger(ledger_path or ":memory:", monthly_cap)
-    kwargs: dict[str, object] = {}
-    if threshold is not None:
-        kwargs["threshold"] = threshold
-    if max_output_tokens is not None:
-        kwargs["max_output_tokens"] = max_output_tokens
-    return Runner(store, pv, embedder=name, model=model, ledger=ledger,
-                  rate_limiter=rate_limiter, **kwargs)  # type: ignore[arg-type]
+    return Runner(
+        store,
+        pv,
+        embedder=name,
+        model=model,
+        ledger=ledger,
+        rate_limiter=rate_limiter,
+        threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+        max_output_tokens=(
+            DEFAULT_MAX_OUTPUT_TOKENS if max_output_tokens is None else max_output_tokens
+        ),
+    )
 
 
 def sample_packs() -> _engine.PackView:

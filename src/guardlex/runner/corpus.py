@@ -209,7 +209,9 @@ def parse_records(data: Any, where: str) -> list[Record]:
     return out
 
 
-def _merge(parts: Iterable[tuple[str, tuple[str, ...], list[Chunk]]], records: list[Record]) -> Site:
+def _merge(
+    parts: Iterable[tuple[str, tuple[str, ...], list[Chunk]]], records: list[Record]
+) -> Site:
     seen: set[str] = set()
     chunks: list[Chunk] = []
     owners: dict[str, tuple[str, ...]] = {}

@@ -57,8 +57,9 @@ class _Db:
         self._lock = threading.RLock()
         self._shared: sqlite3.Connection | None = None
         if self.path == ":memory:":
-            self._shared = sqlite3.connect(":memory:", check_same_thread=False,
-                                           isolation_level=None)
+            self._shared = sqlite3.connect(
+                ":memory:", check_same_thread=False, isolation_level=None
+            )
             self._shared.executescript(_LEDGER_SCHEMA)
         else:
             with self.connect() as conn:
@@ -103,8 +104,9 @@ class BudgetDecision:
 class BudgetLedger:
     """The monthly token ledger in SQLite (a file shared by processes, or ``:memory:``)."""
 
-    def __init__(self, path: str | Path, monthly_cap: int,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: str | Path, monthly_cap: int, clock: Callable[[], float] = time.time
+    ) -> None:
         if monthly_cap < 0:
             raise ValueError("monthly_cap must be >= 0")
         self.monthly_cap = monthly_cap
@@ -133,15 +135,15 @@ class BudgetLedger:
                 try:
                     conn.execute(
                         "INSERT OR IGNORE INTO budget_ledger(month, spent, reserved) "
-                        "VALUES (?, 0, 0)", (month,)
+                        "VALUES (?, 0, 0)",
+                        (month,),
                     )
                     spent, reserved = conn.execute(
                         "SELECT spent, reserved FROM budget_ledger WHERE month = ?", (month,)
                     ).fetchone()
                     if spent + reserved + amount > self.monthly_cap:
                         conn.execute("ROLLBACK")
-                        return BudgetDecision("EXHAUSTED", None, spent + reserved,
-                                              self.monthly_cap)
+                        return BudgetDecision("EXHAUSTED", None, spent + reserved, self.monthly_cap)
                     rid = uuid.uuid4().hex
                     conn.execute(
                         "UPDATE budget_ledger SET reserved = reserved + ? WHERE month = ?",
@@ -149,7 +151,8 @@ class BudgetLedger:
                     )
                     conn.execute(
                         "INSERT INTO budget_reservations(id, month, amount, created) "
-                        "VALUES (?,?,?,?)", (rid, month, amount, self._clock()),
+                        "VALUES (?,?,?,?)",
+                        (rid, month, amount, self._clock()),
                     )
                     conn.execute("COMMIT")
                 except BaseException:
@@ -158,8 +161,9 @@ class BudgetLedger:
                     raise
         except sqlite3.Error:
             return BudgetDecision("UNAVAILABLE", None, -1, self.monthly_cap)
-        return BudgetDecision("OK", Reservation(rid, month, amount), spent + reserved + amount,
-                              self.monthly_cap)
+        return BudgetDecision(
+            "OK", Reservation(rid, month, amount), spent + reserved + amount, self.monthly_cap
+        )
 
     def settle(self, reservation: Reservation, actual_tokens: int) -> bool:
         """Record the actual cost of a call and release its reservation.
@@ -183,7 +187,8 @@ class BudgetLedger:
                         return False
                     conn.execute(
                         "UPDATE budget_ledger SET reserved = reserved - ?, spent = spent + ? "
-                        "WHERE month = ?", (reservation.amount, actual, reservation.month),
+                        "WHERE month = ?",
+                        (reservation.amount, actual, reservation.month),
                     )
                     conn.execute(
                         "UPDATE budget_reservations SET actual = ?, settled = ? WHERE id = ?",
@@ -242,9 +247,12 @@ class RateLimiter:
     still holds the spend.
     """
 
-    def __init__(self, path: str | Path,
-                 limits: tuple[tuple[str, int, int], ...] = DEFAULT_LIMITS,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        limits: tuple[tuple[str, int, int], ...] = DEFAULT_LIMITS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.limits = limits
         self._clock = clock
         self._db: _Db | None
@@ -279,7 +287,8 @@ class RateLimiter:
                         return RateDecision("LIMITED", full)
                     conn.executemany(
                         "INSERT OR REPLACE INTO rate_counters(key, window, bucket, count) "
-                        "VALUES (?,?,?,?)", updates,
+                        "VALUES (?,?,?,?)",
+                        updates,
                     )
                     conn.execute("COMMIT")
                 except BaseException:

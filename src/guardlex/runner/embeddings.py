@@ -72,10 +72,18 @@ class HashingEmbedder:
         value = int.from_bytes(digest, "little")
         return value % self.dim, (1.0 if (value >> 63) & 1 else -1.0)
 
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer this embedder splits text with."""
+        return self._tokenize
+
     def features(self, text: str) -> dict[str, float]:
         """The weighted features of ``text`` (exposed for tests and explanations)."""
+        return self._features(self._tokenize(text))
+
+    def _features(self, tokens: Iterable[str]) -> dict[str, float]:
         feats: dict[str, float] = {}
-        for tok in self._tokenize(text):
+        for tok in tokens:
             if tok in self._stopwords or not any(ch.isalnum() for ch in tok):
                 continue
             feats[tok] = 1.0
@@ -85,11 +93,16 @@ class HashingEmbedder:
         return feats
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_tokens([list(self._tokenize(t)) for t in texts])
+
+    def embed_tokens(self, token_lists: Sequence[Sequence[str]]) -> np.ndarray:
+        """Embed texts already split by this embedder's tokenizer (the store reuses the
+        tokens it indexes, so each chunk is tokenized once)."""
         np_ = require_numpy()
-        out = np_.zeros((len(texts), self.dim), dtype=np_.float32)
-        for i, text in enumerate(texts):
+        out = np_.zeros((len(token_lists), self.dim), dtype=np_.float32)
+        for i, tokens in enumerate(token_lists):
             row = out[i]
-            for feat, weight in self.features(text).items():
+            for feat, weight in self._features(tokens).items():
                 b, sign = self._bucket(feat)
                 row[b] += sign * weight
             norm = float(np_.linalg.norm(row))
@@ -111,8 +124,8 @@ class SentenceEmbedder:
     dim = 384
 
     def __init__(self, model_dir: str | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ["HF_HUB_OFFLINE"] = "1"  # never a download, whatever the caller set
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:

@@ -8,6 +8,7 @@ commitment on someone's site and an average would hide it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,12 +21,22 @@ import yaml
 from guardlex.runner import _engine
 from guardlex.runner.errors import CorpusError
 from guardlex.runner.followups import resolve as resolve_followup
-from guardlex.runner.pipeline import Runner
-from guardlex.runner.retrieval import Query
+from guardlex.runner.pipeline import ANSWERED, BELOW_THRESHOLD, Runner
 
 RECALL_K = 5
 DEFAULT_MIN_RECALL = 0.8
 GATE_PIECE = 5
+
+#: Fields every case of a set must have (besides ``locale``).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "refusals": ("text", "category"),
+    "no_evidence": ("text",),
+    "overview": ("text",),
+    "answerable": ("text", "chunks"),
+    "gate": ("sources", "answer", "expect"),
+    "faithfulness": ("field", "evidence", "expect_status"),
+    "followups": ("text",),
+}
 
 SETS = (
     "refusals",
@@ -121,8 +132,9 @@ class Report:
                     "size": s.size,
                     "passed": s.passed,
                     "source": s.source,
-                    "per_locale": {k: {"passed": a, "total": b}
-                                   for k, (a, b) in s.per_locale().items()},
+                    "per_locale": {
+                        k: {"passed": a, "total": b} for k, (a, b) in s.per_locale().items()
+                    },
                     "misses": [asdict(c) for c in s.misses],
                     "warnings": [asdict(c) for c in s.cases if c.warning],
                 }
@@ -132,8 +144,9 @@ class Report:
                 "wrongly_refused": [asdict(c) for c in self.wrongly_refused],
                 "recall_at_5": self.recall,
                 "min_recall": self.min_recall,
-                "recall_per_locale": {k: {"hits": a, "total": b}
-                                      for k, (a, b) in self.recall_per_locale.items()},
+                "recall_per_locale": {
+                    k: {"hits": a, "total": b} for k, (a, b) in self.recall_per_locale.items()
+                },
             },
             "must_not_leakage": [asdict(c) for c in self.leaks()],
             "notes": list(self.notes),
@@ -153,7 +166,7 @@ def load_set(name: str, root: Any = None) -> tuple[str, list[Mapping[str, Any]]]
     entry = base.joinpath(f"{name}.yaml") if not isinstance(base, Path) else base / f"{name}.yaml"
     if not entry.is_file():
         return "", []
-    where = f"corpus/golden/{name}.yaml"
+    where = f"{base}/{name}.yaml" if isinstance(base, Path) else f"corpus/golden/{name}.yaml"
     try:
         data = yaml.safe_load(entry.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -161,13 +174,21 @@ def load_set(name: str, root: Any = None) -> tuple[str, list[Mapping[str, Any]]]
     if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
         raise CorpusError(f"{where}: expected 'source' and a 'cases' list")
     if not data.get("source"):
-        raise CorpusError(f"{where}: every golden file must say where its cases came from "
-                          "('source:')")
-    cases = []
+        raise CorpusError(
+            f"{where}: every golden file must say where its cases came from ('source:')"
+        )
+    cases: list[Mapping[str, Any]] = []
     for i, case in enumerate(data["cases"]):
-        if not isinstance(case, Mapping) or "locale" not in case:
-            raise CorpusError(f"{where}: cases[{i}] needs a 'locale'")
-        cases.append({"id": case.get("id") or f"{name}#{i}", **case})
+        if not isinstance(case, Mapping):
+            raise CorpusError(f"{where}: cases[{i}] must be a mapping")
+        for key in (*REQUIRED.get(name, ()), "locale"):
+            if case.get(key) is None:
+                raise CorpusError(f"{where}: cases[{i}] needs '{key}' (see docs/corpus.md)")
+        item = {"id": case.get("id") or f"{name}#{i}", **case}
+        for key in ("chunks", "sources", "must_include", "must_not"):
+            if isinstance(item.get(key), str):
+                item[key] = [item[key]]  # one string where a list was meant
+        cases.append(item)
     return str(data["source"]).strip(), cases
 
 
@@ -194,15 +215,33 @@ def eval_no_evidence(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list
         r = runner.packs.route(c["text"])
         if r.kind != "retrieve":
             got = f"{r.kind}:{r.category or r.topic}"
-            out.append(CaseResult("no_evidence", c["id"], c["locale"], False,
-                                  "retrieve, below threshold", got, c["text"]))
+            out.append(
+                CaseResult(
+                    "no_evidence",
+                    c["id"],
+                    c["locale"],
+                    False,
+                    "retrieve, below threshold",
+                    got,
+                    c["text"],
+                )
+            )
             continue
-        ret = runner.retriever.search(Query((c["text"],)), c["locale"])
+        ret = runner.retriever.search(runner.query_for([c["text"]], c["locale"]), c["locale"])
         got = f"best {ret.best:.3f} {'>=' if ret.passed else '<'} {ret.threshold}"
         if ret.hits:
             got += f" ({ret.hits[0].chunk.id})"
-        out.append(CaseResult("no_evidence", c["id"], c["locale"], not ret.passed,
-                              "retrieve, below threshold", got, c["text"]))
+        out.append(
+            CaseResult(
+                "no_evidence",
+                c["id"],
+                c["locale"],
+                not ret.passed,
+                "retrieve, below threshold",
+                got,
+                c["text"],
+            )
+        )
     return out
 
 
@@ -216,8 +255,18 @@ def eval_overview(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[Ca
         if ok and want_topic and r.topic != want_topic:
             warning = f"topic {r.topic} instead of {want_topic}"
         got = f"{r.kind}:{r.topic or r.category}" if r.kind != "retrieve" else "retrieve"
-        out.append(CaseResult("overview", c["id"], c["locale"], ok,
-                              f"overview:{want_topic or '*'}", got, c["text"], warning=warning))
+        out.append(
+            CaseResult(
+                "overview",
+                c["id"],
+                c["locale"],
+                ok,
+                f"overview:{want_topic or '*'}",
+                got,
+                c["text"],
+                warning=warning,
+            )
+        )
     return out
 
 
@@ -231,29 +280,92 @@ def eval_answerable(
         want = tuple(c.get("chunks") or ())
         r = runner.packs.route(c["text"], previous=c.get("previous"))
         if r.kind == "refuse":
-            refused.append(CaseResult("answerable", c["id"], c["locale"], False, "answered",
-                                      f"refused by pattern {r.rule_id} ({r.category})", c["text"]))
-            recall.append(CaseResult("recall", c["id"], c["locale"], False, " | ".join(want),
-                                     "refused", c["text"]))
+            refused.append(
+                CaseResult(
+                    "answerable",
+                    c["id"],
+                    c["locale"],
+                    False,
+                    "answered",
+                    f"refused by pattern {r.rule_id} ({r.category})",
+                    c["text"],
+                )
+            )
+            recall.append(
+                CaseResult(
+                    "recall", c["id"], c["locale"], False, " | ".join(want), "refused", c["text"]
+                )
+            )
             continue
-        ret = runner.retriever.search(Query((c["text"],)), c["locale"])
+        ret = runner.retriever.search(runner.query_for([c["text"]], c["locale"]), c["locale"])
         top = [h.chunk.id for h in ret.hits[:RECALL_K]]
         note = "" if r.kind == "retrieve" else f"routed to {r.kind} ({r.topic}); retrieval checked"
         if not ret.passed and r.kind == "retrieve":
-            refused.append(CaseResult("answerable", c["id"], c["locale"], False, "answered",
-                                      f"below threshold (best {ret.best:.3f})", c["text"]))
+            refused.append(
+                CaseResult(
+                    "answerable",
+                    c["id"],
+                    c["locale"],
+                    False,
+                    "answered",
+                    f"below threshold (best {ret.best:.3f})",
+                    c["text"],
+                )
+            )
         else:
-            refused.append(CaseResult("answerable", c["id"], c["locale"], True, "answered",
-                                      r.kind, c["text"], warning=note))
+            refused.append(
+                CaseResult(
+                    "answerable",
+                    c["id"],
+                    c["locale"],
+                    True,
+                    "answered",
+                    r.kind,
+                    c["text"],
+                    warning=note,
+                )
+            )
         hit = bool(set(top) & set(want))
-        recall.append(CaseResult("recall", c["id"], c["locale"], hit, " | ".join(want),
-                                 ", ".join(top[:3]), c["text"]))
+        recall.append(
+            CaseResult(
+                "recall", c["id"], c["locale"], hit, " | ".join(want), ", ".join(top[:3]), c["text"]
+            )
+        )
     per: dict[str, list[int]] = {}
     for rc in recall:
         cell = per.setdefault(rc.locale, [0, 0])
         cell[0] += int(rc.ok)
         cell[1] += 1
     return refused, recall, {k: (v[0], v[1]) for k, v in sorted(per.items())}
+
+
+def eval_end_to_end(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseResult]:
+    """Answerable questions through the whole pipeline with the scripted model.
+
+    The scripted model only quotes its sources, with markers, so every sentence it
+    writes is supported: a gate stop here is a false positive of the gate (or a source
+    the gate cannot accept, such as one written in the first person).
+    """
+    out = []
+    for c in cases:
+        r = runner.packs.route(c["text"], previous=c.get("previous"))
+        if r.kind != "retrieve":
+            continue
+        a = runner.ask(c["text"], locale=c["locale"])
+        if a.code == BELOW_THRESHOLD:
+            continue  # counted under "wrongly refused"
+        out.append(
+            CaseResult(
+                "end_to_end",
+                c["id"],
+                c["locale"],
+                a.code == ANSWERED,
+                ANSWERED,
+                " ".join(a.trace),
+                c["text"],
+            )
+        )
+    return out
 
 
 def _chunks(text: str, size: int = GATE_PIECE) -> list[str]:
@@ -286,9 +398,18 @@ def eval_gate(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[CaseRe
         if missing:
             got += f"; missing {missing}"
         ok = ok and not missing and not leaked
-        out.append(CaseResult("gate", c["id"], c["locale"], ok,
-                              want + (f":{c['reason']}" if c.get("reason") else ""), got,
-                              str(c["answer"]), leaked=leaked))
+        out.append(
+            CaseResult(
+                "gate",
+                c["id"],
+                c["locale"],
+                ok,
+                want + (f":{c['reason']}" if c.get("reason") else ""),
+                got,
+                str(c["answer"]),
+                leaked=leaked,
+            )
+        )
     return out
 
 
@@ -309,7 +430,8 @@ def eval_faithfulness(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> lis
     for c in cases:
         evidence = [evidence_cls.from_mapping(e) for e in c.get("evidence") or ()]
         if c.get("facts") is not None:
-            facts = [fact_cls(**{k: v for k, v in f.items()}) for f in c["facts"]]
+            known = {f.name for f in dataclasses.fields(fact_cls)}
+            facts = [fact_cls(**{k: v for k, v in f.items() if k in known}) for f in c["facts"]]
         elif extractor is not None:
             facts = list(extractor(c["field"], evidence, packs=runner.packs.packs))
         else:
@@ -321,13 +443,21 @@ def eval_faithfulness(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> lis
         if "expect_value" in c and c["expect_value"] is not None:
             ok = ok and str(value) == str(c["expect_value"])
         shown = " ".join(str(v) for v in (value, *tuple(res.values or ())) if v is not None)
-        leaked = tuple(str(s) for s in c.get("must_not") or () if _norm_in(str(s), shown)
-                       and shown)
+        leaked = tuple(str(s) for s in c.get("must_not") or () if _norm_in(str(s), shown) and shown)
         got = status + (f" {value!r}" if value is not None else "")
-        out.append(CaseResult("faithfulness", c["id"], c["locale"], ok and not leaked,
-                              f"{c['expect_status']}"
-                              + (f" {c['expect_value']!r}" if c.get("expect_value") else ""),
-                              got, str(c["field"]), leaked=leaked))
+        out.append(
+            CaseResult(
+                "faithfulness",
+                c["id"],
+                c["locale"],
+                ok and not leaked,
+                f"{c['expect_status']}"
+                + (f" {c['expect_value']!r}" if c.get("expect_value") else ""),
+                got,
+                str(c["field"]),
+                leaked=leaked,
+            )
+        )
     return out
 
 
@@ -337,12 +467,26 @@ def eval_followups(runner: Runner, cases: Sequence[Mapping[str, Any]]) -> list[C
         titles = runner.store.titles(c["locale"]) + [
             r.title_in(c["locale"]) for r in runner.store.records()
         ]
-        f = resolve_followup(c["text"], c.get("previous"), c.get("previous_answer"),
-                             runner.packs.ordinals(c["locale"]), titles)
+        f = resolve_followup(
+            c["text"],
+            c.get("previous"),
+            c.get("previous_answer"),
+            runner.packs.ordinals(c["locale"]),
+            titles,
+        )
         got = f.position if f.resolved else None
         want = c.get("expect_resolved")
-        out.append(CaseResult("followups", c["id"], c["locale"], got == want,
-                              str(want), f"{got} ({f.code})", c["text"]))
+        out.append(
+            CaseResult(
+                "followups",
+                c["id"],
+                c["locale"],
+                got == want,
+                str(want),
+                f"{got} ({f.code})",
+                c["text"],
+            )
+        )
     return out
 
 
@@ -366,32 +510,48 @@ def evaluate(
         if locale is not None:
             cases = [c for c in cases if c["locale"] == locale]
         loaded[name] = (src, cases)
-    for name in ("refusals", "no_evidence", "overview", "answerable"):
-        if not loaded[name][1] and locale is None:
-            raise CorpusError(f"corpus/golden/{name}.yaml has no cases")
+    if root is None and locale is None:
+        for name in ("refusals", "no_evidence", "overview", "answerable"):
+            if not loaded[name][1]:
+                raise CorpusError(f"corpus/golden/{name}.yaml has no cases")
+    if not any(cases for _, cases in loaded.values()):
+        where = f"locale {locale!r}" if locale else str(root or "corpus/golden")
+        raise CorpusError(f"no golden cases to run for {where}")
 
     unavailable: list[str] = []
 
-    def run(name: str, fn: Callable[[Runner, Sequence[Mapping[str, Any]]], Any]) -> Any:
+    def run(
+        name: str,
+        fn: Callable[[Runner, Sequence[Mapping[str, Any]]], Any],
+        label: str | None = None,
+    ) -> Any:
         cases = loaded[name][1]
+        if progress is not None:
+            progress(label or name, 0, len(cases))
         try:
             result = fn(runner, cases)
         except ImportError as exc:  # a layer of guardlex is missing: say so, fail the run
-            unavailable.append(f"{name}: cannot run ({exc})")
+            unavailable.append(f"{label or name}: cannot run ({exc})")
             return []
-        if progress is not None:
-            progress(name, len(cases), len(cases))
         return result
 
     sets: dict[str, SetResult] = {}
-    for name, fn in (("refusals", eval_refusals), ("no_evidence", eval_no_evidence),
-                     ("overview", eval_overview)):
+    for name, fn in (
+        ("refusals", eval_refusals),
+        ("no_evidence", eval_no_evidence),
+        ("overview", eval_overview),
+    ):
         sets[name] = SetResult(name, loaded[name][0], tuple(run(name, fn)))
     refused, recall, recall_per = run("answerable", eval_answerable)
     sets["answerable"] = SetResult("answerable", loaded["answerable"][0], tuple(refused))
     sets["recall"] = SetResult("recall", loaded["answerable"][0], tuple(recall))
-    for name, fn in (("gate", eval_gate), ("faithfulness", eval_faithfulness),
-                     ("followups", eval_followups)):
+    e2e = run("answerable", eval_end_to_end, "end_to_end")
+    sets["end_to_end"] = SetResult("end_to_end", loaded["answerable"][0], tuple(e2e))
+    for name, fn in (
+        ("gate", eval_gate),
+        ("faithfulness", eval_faithfulness),
+        ("followups", eval_followups),
+    ):
         if loaded[name][1]:
             sets[name] = SetResult(name, loaded[name][0], tuple(run(name, fn)))
 
@@ -406,6 +566,7 @@ def evaluate(
         "gate": "gate outcomes wrong",
         "faithfulness": "field faithfulness wrong",
         "followups": "follow-ups resolved wrongly",
+        "end_to_end": "supported answers stopped or cut by the gate",
     }
     for name, label in labels.items():
         s = sets.get(name)
@@ -434,6 +595,7 @@ def evaluate(
         min_recall=min_recall,
         regressions=tuple(regressions),
         locale_filter=locale,
+        notes=(f"golden files: {root}",) if root is not None else (),
     )
 
 
@@ -459,10 +621,14 @@ def render(report: Report, max_misses: int = 25) -> str:
     add = lines.append
     scope = f" (locale {report.locale_filter})" if report.locale_filter else ""
     add(f"guardlex eval: golden set on the sample site{scope}")
-    add(f"embedding model: {report.embedder}   threshold {report.threshold}   "
-        f"top-k {report.top_k}   recall@{RECALL_K}")
+    add(
+        f"embedding model: {report.embedder}   threshold {report.threshold}   "
+        f"top-k {report.top_k}   recall@{RECALL_K}"
+    )
     c = report.corpus
     add(f"store: {c['chunks']} chunks, {c['records']} records, {c['locales']} locales")
+    for note in report.notes:
+        add(note)
     add("")
 
     def block(name: str, title: str, rule: str) -> None:
@@ -474,8 +640,9 @@ def render(report: Report, max_misses: int = 25) -> str:
         add(f"{title}  [{s.size} cases]  {s.passed}/{s.size}  {_status(not s.misses)}  ({rule})")
         add(f"  per locale: {_locales_line(s.per_locale())}")
         for m in s.misses[:max_misses]:
-            add(f"  miss {m.id} [{m.locale}] expected {m.expected}, got {m.got}: "
-                f"{_quote(m.text)!r}")
+            add(
+                f"  miss {m.id} [{m.locale}] expected {m.expected}, got {m.got}: {_quote(m.text)!r}"
+            )
         if len(s.misses) > max_misses:
             add(f"  ... {len(s.misses) - max_misses} more misses (see --json)")
         warnings = [x for x in s.cases if x.warning]
@@ -492,8 +659,10 @@ def render(report: Report, max_misses: int = 25) -> str:
     rs = report.sets["recall"]
     rv = "n/a" if report.recall is None else f"{report.recall:.3f}"
     ok_recall = report.recall is None or report.recall >= report.min_recall
-    add(f"recall@{RECALL_K}  [{rs.size} cases]  {rs.passed}/{rs.size} = {rv}  "
-        f"{_status(ok_recall)}  (floor {report.min_recall})")
+    add(
+        f"recall@{RECALL_K}  [{rs.size} cases]  {rs.passed}/{rs.size} = {rv}  "
+        f"{_status(ok_recall)}  (floor {report.min_recall})"
+    )
     add(f"  per locale: {_locales_line(report.recall_per_locale)}")
     for m in rs.misses[:max_misses]:
         add(f"  miss {m.id} [{m.locale}] wanted {m.expected}, top: {m.got}: {_quote(m.text)!r}")
@@ -509,6 +678,11 @@ def render(report: Report, max_misses: int = 25) -> str:
         add(f"  leak {x.id} [{x.locale}] {list(x.leaked)}")
     add("")
     block("followups", "follow-up resolution", "every case must resolve as expected")
+    block(
+        "end_to_end",
+        "answerable questions end to end (scripted model, sentence gate)",
+        "a supported answer must be released",
+    )
     if report.regressions:
         add("RESULT: FAIL")
         for r in report.regressions:

@@ -21,7 +21,9 @@ from guardlex.runner import _engine
 _TIMEOUT = 1.0
 _NUMBERED = re.compile(r"^\s*(\d{1,2})[.)]\s+(\S.*?)\s*$")
 _BULLET = re.compile(r"^\s*[-*•·–]\s+(\S.*?)\s*$")
-_QUOTED = re.compile(r"«([^»]{2,200})»|“([^”]{2,200})”|\"([^\"]{2,200})\"|「([^」]{2,200})」|『([^』]{2,200})』")
+_QUOTED = re.compile(
+    r"«([^»]{2,200})»|“([^”]{2,200})”|\"([^\"]{2,200})\"|「([^」]{2,200})」|『([^』]{2,200})』"
+)
 CONTEXT_CHARS = 200
 
 #: Stable codes for logs and the evaluation.
@@ -67,14 +69,21 @@ def find_positions(text: str, ordinals: Mapping[int, Sequence[str]]) -> set[int]
                 continue
             for m in regex.finditer(_word_pattern(w), norm, timeout=_TIMEOUT):
                 spans.append((m.start(), m.end(), pos))
-    # A longer ordinal containing a shorter one ("第十" holds "十") wins its span.
+    # A longer ordinal containing a shorter one ("第十" holds "十") wins its span, and of
+    # two ordinal words side by side the first one names the position: in "the second
+    # one", "one" is the noun the ordinal qualifies, not position 1.
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     covered_until = -1
+    previous_end = -10
     for start, end, pos in spans:
         if start < covered_until:
             continue
-        found.add(pos)
+        adjacent = norm[previous_end:start].strip() == "" and previous_end >= 0
         covered_until = end
+        previous_end = end
+        if adjacent:
+            continue
+        found.add(pos)
     return found
 
 

@@ -9,12 +9,13 @@ can still be recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -175,7 +176,8 @@ class ScriptedModel:
     It quotes up to ``sentences_per_source`` sentences from each of the first
     ``max_sources`` sources (every record, up to ten, for overview prompts) and marks each
     with its source. It streams in pieces of ``piece`` characters so tests exercise the
-    gate's buffering. Output beyond ``max_output_tokens`` UTF-8 bytes is cut, as a real
+    gate's buffering. Output beyond ``max_output_tokens`` characters (one simulated token
+    per character) is cut, as a real
     output limit cuts a stream mid-sentence.
     """
 
@@ -187,8 +189,10 @@ class ScriptedModel:
         max_sources: int = 3,
         sentences_per_source: int = 2,
         report_usage: bool = False,
+        splitter: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.piece = max(1, piece)
+        self.splitter = splitter or split_sentences
         self.max_sources = max_sources
         self.sentences_per_source = sentences_per_source
         self.report_usage = report_usage
@@ -208,21 +212,33 @@ class ScriptedModel:
         else:
             qwords = _words(prompt.question)
             chosen = [
-                (n, src) for n, src in enumerate(prompt.sources, start=1)
+                (n, src)
+                for n, src in enumerate(prompt.sources, start=1)
                 if n == 1 or len(qwords & _words(src)) >= 2
             ][: self.max_sources]
             per = self.sentences_per_source
         for n, src in chosen:
-            for sentence in split_sentences(src)[:per]:
+            for sentence in self.splitter(src)[:per]:
                 out.append(with_marker(sentence, n))
         return out
 
     def compose(self, prompt: Prompt) -> str:
+        """The whole answer. Whole sentences are added while they fit the output limit;
+        only a first sentence longer than the limit is cut (and then truncated)."""
         sentences = self.alter(self.sentences(prompt), prompt)
         joiner = "" if prompt.locale == "zh" else " "
         if prompt.kind == "overview":
+            # One bulleted line per record: a list a follow-up ("the second one") can
+            # point into without doubt.
             joiner = "\n"
-        return joiner.join(sentences)
+            sentences = [f"- {s}" for s in sentences]
+        text = ""
+        for s in sentences:
+            candidate = f"{text}{joiner}{s}" if text else s
+            if len(candidate) > prompt.max_output_tokens and text:
+                break
+            text = candidate
+        return text
 
     def alter(self, sentences: list[str], prompt: Prompt) -> list[str]:
         """Hook for the misbehaving variants."""
@@ -231,22 +247,27 @@ class ScriptedModel:
     def stream(self, prompt: Prompt) -> ModelStream:
         self.calls += 1
         text = self.compose(prompt)
-        raw = text.encode("utf-8")
-        if len(raw) > prompt.max_output_tokens:
-            text = raw[: prompt.max_output_tokens].decode("utf-8", errors="ignore")
+        if len(text) > prompt.max_output_tokens:
+            text = text[: prompt.max_output_tokens]
         pieces = [text[i : i + self.piece] for i in range(0, len(text), self.piece)]
         usage = None
         if self.report_usage:
-            usage = Usage(len(prompt.render().encode("utf-8")) // 4,
-                          len(text.encode("utf-8")) // 4)
+            usage = Usage(len(prompt.render().encode("utf-8")) // 4, len(text.encode("utf-8")) // 4)
         return _ListStream(pieces, usage)
 
 
 #: A first-person word per locale, for the misbehaving model that speaks as the owner.
 FIRST_PERSON_WORD = {
-    "en": "I think", "es": "Yo creo que", "pt": "Eu acho que", "fr": "Je pense que",
-    "de": "Ich glaube,", "ru": "Я думаю,", "ar": "أنا أعتقد أن", "fa": "من فکر می‌کنم",
-    "hi": "मैं मानती हूँ कि", "zh": "我认为",
+    "en": "I think",
+    "es": "Yo creo que",
+    "pt": "Eu acho que",
+    "fr": "Je pense que",
+    "de": "Ich glaube,",
+    "ru": "Я думаю,",
+    "ar": "أنا أعتقد أن",
+    "fa": "من فکر می‌کنم",
+    "hi": "मैं मानती हूँ कि",
+    "zh": "我认为",
 }
 
 
@@ -385,8 +406,10 @@ class _SseStream:
                     raise ModelError(f"malformed event from the model: {data[:80]!r}") from exc
                 usage = event.get("usage")
                 if isinstance(usage, dict):
-                    self._usage = Usage(int(usage.get("prompt_tokens") or 0),
-                                        int(usage.get("completion_tokens") or 0))
+                    self._usage = Usage(
+                        int(usage.get("prompt_tokens") or 0),
+                        int(usage.get("completion_tokens") or 0),
+                    )
                 for choice in event.get("choices") or ():
                     piece = (choice.get("delta") or {}).get("content")
                     if piece:
@@ -403,10 +426,8 @@ class _SseStream:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            try:
+            with contextlib.suppress(OSError):
                 self._resp.close()
-            except OSError:
-                pass
 
     @property
     def cancelled(self) -> bool:
@@ -465,7 +486,7 @@ class OpenAIChatModel:
             method="POST",
         )
         try:
-            resp = urllib.request.urlopen(req, timeout=self.timeout)  # noqa: S310 - http(s) only
+            resp = urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
             detail = exc.read(200).decode("utf-8", errors="replace") if exc.fp else ""
             raise ModelError(f"model endpoint answered HTTP {exc.code}: {detail}") from exc

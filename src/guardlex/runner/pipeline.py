@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-from guardlex.errors import InputTooLargeError
+from guardlex.errors import InputTooLargeError, UnknownLocaleError
 from guardlex.runner import _engine
 from guardlex.runner.corpus import Record
 from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens
@@ -37,7 +37,7 @@ GateFactory = Callable[
 ]
 
 MAX_QUESTION_CHARS = 2000
-DEFAULT_MAX_OUTPUT_TOKENS = 800
+DEFAULT_MAX_OUTPUT_TOKENS = 1024
 DEFAULT_MONTHLY_CAP = 2_000_000
 MAX_OVERVIEW_RECORDS = 8
 NO_ANSWER_TOKEN = "NO_ANSWER"
@@ -125,8 +125,12 @@ class Answer:
                 "keyword_only": r.keyword_only,
                 "significant": list(r.significant),
                 "hits": [
-                    {"chunk": h.chunk.id, "cosine": round(h.cosine, 4),
-                     "coverage": round(h.coverage, 4), "rrf": round(h.rrf, 5)}
+                    {
+                        "chunk": h.chunk.id,
+                        "cosine": round(h.cosine, 4),
+                        "coverage": round(h.coverage, 4),
+                        "rrf": round(h.rrf, 5),
+                    }
                     for h in r.hits
                 ],
             }
@@ -166,9 +170,11 @@ class Runner:
         self._gate_factory: GateFactory = gate or _engine.GateAdapter
         self.packs = packs
         self._embedder_spec = embedder
-        self._model_factory: Callable[[], Model] = model or ScriptedModel
+        self._model_factory: Callable[[], Model] = model or self._scripted
         self._model: Model | None = None
-        self.ledger = ledger if ledger is not None else BudgetLedger(":memory:", DEFAULT_MONTHLY_CAP)
+        self.ledger = (
+            ledger if ledger is not None else BudgetLedger(":memory:", DEFAULT_MONTHLY_CAP)
+        )
         self.rate_limiter = rate_limiter
         self.threshold = threshold
         self.top_k = top_k
@@ -176,6 +182,10 @@ class Runner:
         self._retriever: Retriever | None = None
 
     # ------------------------------------------------------------ lazy parts
+    def _scripted(self) -> Model:
+        """The default model: scripted, placing markers where the gate splits sentences."""
+        return ScriptedModel(splitter=_engine.sentence_splitter(self.packs))
+
     def _make_embedder(self) -> Embedder:
         spec = self._embedder_spec
         if callable(spec):
@@ -219,21 +229,48 @@ class Runner:
         return self._model is not None
 
     # ------------------------------------------------------------ public
-    def ask(self, question: str, *, previous: str | None = None,
-            previous_answer: str | None = None, client: str | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        previous: str | None = None,
+        previous_answer: str | None = None,
+        client: str | None = None,
+        locale: str | None = None,
+    ) -> Answer:
         """Answer one question (the streamed pieces joined)."""
         answer: Answer | None = None
-        for item in self.stream(question, previous=previous, previous_answer=previous_answer,
-                                client=client):
+        for item in self.stream(
+            question,
+            previous=previous,
+            previous_answer=previous_answer,
+            client=client,
+            locale=locale,
+        ):
             if isinstance(item, Answer):
                 answer = item
         assert answer is not None
         return answer
 
-    def stream(self, question: str, *, previous: str | None = None,
-               previous_answer: str | None = None,
-               client: str | None = None) -> Iterator[str | Answer]:
-        """Yield the text pieces a reader sees, as they are released, then the Answer."""
+    def stream(
+        self,
+        question: str,
+        *,
+        previous: str | None = None,
+        previous_answer: str | None = None,
+        client: str | None = None,
+        locale: str | None = None,
+    ) -> Iterator[str | Answer]:
+        """Yield the text pieces a reader sees, as they are released, then the Answer.
+
+        ``locale`` is the reader's language when the page knows it; otherwise it is the
+        locale of the rule that matched, or the detected language of the question.
+        ``client`` is the rate-limit key (the address the edge proxy saw).
+        """
+        if locale is not None and locale not in self.packs.locales:
+            raise UnknownLocaleError(
+                f"unknown reader locale {locale!r}; loaded: {', '.join(self.packs.locales)}"
+            )
         if len(question) > MAX_QUESTION_CHARS:
             raise InputTooLargeError(
                 f"question of {len(question)} characters exceeds {MAX_QUESTION_CHARS}"
@@ -244,43 +281,64 @@ class Runner:
         if self.rate_limiter is not None and client is not None:
             rd = self.rate_limiter.hit(client)
             if rd.code == "LIMITED":
-                loc = self._locale_of(question)
+                loc = locale or self._locale_of(question)
                 text = self.packs.message(loc, "rate_limited")
                 yield text
-                yield Answer(text=text, code=RATE_LIMITED, trace=(f"{RATE_LIMITED}:{rd.window}",),
-                             locale=loc, route="none", **base)
+                yield Answer(
+                    text=text,
+                    code=RATE_LIMITED,
+                    trace=(f"{RATE_LIMITED}:{rd.window}",),
+                    locale=loc,
+                    route="none",
+                    **base,
+                )
                 return
             if rd.code == "UNAVAILABLE":
                 trace.append(RATE_LIMIT_UNAVAILABLE)
 
         route = self.packs.route(question, previous=previous)
         if route.kind == "refuse":
-            loc = route.locale or self._locale_of(question)
+            loc = locale or route.locale or self._locale_of(question)
             text = self.packs.message(loc, "refusal")
             trace.append(f"{REFUSED}:{route.category}")
             yield text
-            yield Answer(text=text, code=REFUSED, trace=tuple(trace), locale=loc, route="refuse",
-                         category=route.category, rule_id=route.rule_id, **base)
+            yield Answer(
+                text=text,
+                code=REFUSED,
+                trace=tuple(trace),
+                locale=loc,
+                route="refuse",
+                category=route.category,
+                rule_id=route.rule_id,
+                **base,
+            )
             return
 
-        loc = self._locale_of(question) if route.locale is None else route.locale
+        loc = locale or route.locale or self._locale_of(question)
         if route.kind == "overview":
             trace.append(OVERVIEW)
             records = self._overview_records(route.topic)
             sources = tuple(
                 Source(i, r.id, self._record_text(r, loc)) for i, r in enumerate(records, start=1)
             )
-            yield from self._generate(question, sources, loc, "overview", trace,
-                                      dict(base, route="overview", topic=route.topic,
-                                           rule_id=route.rule_id), OVERVIEW)
+            yield from self._generate(
+                question,
+                sources,
+                loc,
+                "overview",
+                trace,
+                dict(base, route="overview", topic=route.topic, rule_id=route.rule_id),
+                OVERVIEW,
+            )
             return
 
         followup: FollowUp | None = None
         texts = [question]
         if previous or previous_answer:
             titles = self.store.titles(loc) + [r.title_in(loc) for r in self.store.records()]
-            followup = resolve(question, previous, previous_answer, self.packs.ordinals(loc),
-                               titles)
+            followup = resolve(
+                question, previous, previous_answer, self.packs.ordinals(loc), titles
+            )
             trace.append(f"FOLLOWUP:{followup.code}")
             if followup.context:
                 texts.append(f"{question} {followup.context}")
@@ -288,27 +346,30 @@ class Runner:
                 # "Tell me more about the second one" says only which item is meant: its
                 # significant words are the ones the site itself gives that item.
                 texts.append(followup.item)
-        ordering: list[str] = []
-        names = self.store.owner_names(loc) or self.store.owner_names()
-        if names and self._mentions_subject(question, loc, names):
-            ordering = [f"{t} {names[0]}" for t in texts]
-        retrieval = self.retriever.search(Query(tuple(texts), tuple(ordering)), loc)
+        retrieval = self.retriever.search(self.query_for(texts, loc), loc)
         if retrieval.keyword_only:
             trace.append(KEYWORD_FALLBACK)
-        extras: dict[str, Any] = dict(base, route="retrieve", retrieval=retrieval,
-                                      followup=followup, embedder=retrieval.embedder)
+        extras: dict[str, Any] = dict(
+            base,
+            route="retrieve",
+            retrieval=retrieval,
+            followup=followup,
+            embedder=retrieval.embedder,
+        )
         if not retrieval.passed:
             trace.append(BELOW_THRESHOLD)
             text = self.packs.message(loc, "below_threshold")
             yield text
-            yield Answer(text=text, code=BELOW_THRESHOLD, trace=tuple(trace), locale=loc,
-                         **extras)
+            yield Answer(text=text, code=BELOW_THRESHOLD, trace=tuple(trace), locale=loc, **extras)
             return
         sources = tuple(
             Source(i, h.chunk.id, h.chunk.text) for i, h in enumerate(retrieval.hits, start=1)
         )
-        prompt_q = question if followup is None or not followup.item else (
-            f"{question} (the reader means: {followup.item})")
+        prompt_q = (
+            question
+            if followup is None or not followup.item
+            else (f"{question} (the reader means: {followup.item})")
+        )
         yield from self._generate(prompt_q, sources, loc, "retrieve", trace, extras, ANSWERED)
 
     # ------------------------------------------------------------ steps
@@ -317,6 +378,40 @@ class Runner:
             return self.packs.detect_locale(text)
         except Exception:  # detection is a convenience; never fail a turn on it
             return "en"
+
+    def query_for(self, texts: Sequence[str], locale: str) -> Query:
+        """The owner's name orders results but never counts for the threshold.
+
+        A name makes any question look like the CV, so the threshold sees the question
+        with the owner's names taken out, while the question as asked, and with the name
+        appended when it refers to the owner, add rankings for the order.
+        """
+        names = self.store.owner_names()
+        stripped = tuple(self._strip_names(t, names) for t in texts)
+        # The question as asked ranks too, when taking the names out changed it (an
+        # identical ranking would add nothing to the order).
+        ordering = [
+            t
+            for t, s in zip(texts, stripped, strict=True)
+            if " ".join(_engine.normalise(t).split()) != s
+        ]
+        if names and self._mentions_subject(texts[0], locale, names):
+            main = (self.store.owner_names(locale) or names)[0]
+            ordering += [f"{t} {main}" for t in texts]
+        return Query(stripped, tuple(ordering))
+
+    def _strip_names(self, text: str, names: Sequence[str]) -> str:
+        norm = _engine.normalise(text)
+        for name in sorted({_engine.normalise(n) for n in names}, key=len, reverse=True):
+            if not name:
+                continue
+            pat = (
+                regex.escape(name)
+                if _engine.has_han(name)
+                else rf"(?<!\w){regex.escape(name)}(?!\w)"
+            )
+            norm = regex.sub(pat, " ", norm, timeout=1.0)
+        return " ".join(norm.split())
 
     def _mentions_subject(self, question: str, locale: str, names: Sequence[str]) -> bool:
         norm = _engine.normalise(question)
@@ -353,8 +448,16 @@ class Runner:
             return f"{head}: {summary}"
         return head + ("。" if locale == "zh" else ".")
 
-    def _generate(self, question: str, sources: tuple[Source, ...], loc: str, kind: str,
-                  trace: list[str], extras: dict[str, Any], ok_code: str) -> Iterator[str | Answer]:
+    def _generate(
+        self,
+        question: str,
+        sources: tuple[Source, ...],
+        loc: str,
+        kind: str,
+        trace: list[str],
+        extras: dict[str, Any],
+        ok_code: str,
+    ) -> Iterator[str | Answer]:
         """Budget guard, model, sentence gate; ``question`` is what the model is asked."""
         prompt = Prompt(question, tuple(s.text for s in sources), loc, self.max_output_tokens, kind)
         decision = self.ledger.reserve(prompt.render(), self.max_output_tokens)
@@ -364,8 +467,14 @@ class Runner:
             trace.append(BUDGET_EXHAUSTED)
             text = self.packs.message(loc, "budget_exhausted")
             yield text
-            yield Answer(text=text, code=BUDGET_EXHAUSTED, trace=tuple(trace), locale=loc,
-                         sources=sources, **extras)
+            yield Answer(
+                text=text,
+                code=BUDGET_EXHAUSTED,
+                trace=tuple(trace),
+                locale=loc,
+                sources=sources,
+                **extras,
+            )
             return
         assert decision.reservation is not None
         model = self.model
@@ -406,6 +515,8 @@ class Runner:
                 cost = usage.prompt_tokens + usage.completion_tokens
             else:
                 cost = utf8_tokens(prompt.render()) + utf8_tokens(received)
+            if stream is not None:
+                stream.cancel()  # a no-op after a full stream; closes an abandoned one
             self.ledger.settle(decision.reservation, cost)
         if state["no_answer"]:
             trace.append(MODEL_NO_ANSWER)
@@ -422,9 +533,16 @@ class Runner:
             code = MODEL_ERROR
         if code == ANSWERED:
             trace.append(ANSWERED)
-        yield Answer(text="".join(pieces), code=code, trace=tuple(trace), locale=loc,
-                     sources=sources, cost_tokens=cost, model=getattr(model, "name", None),
-                     **extras)
+        yield Answer(
+            text="".join(pieces),
+            code=code,
+            trace=tuple(trace),
+            locale=loc,
+            sources=sources,
+            cost_tokens=cost,
+            model=getattr(model, "name", None),
+            **extras,
+        )
 
 
 def _guarded(stream: ModelStream, state: dict[str, Any]) -> Iterator[str]:

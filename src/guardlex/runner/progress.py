@@ -42,6 +42,9 @@ class ProgressBar:
         self._done = True
         elapsed = time.perf_counter() - self.start
         prefix = "\r" if self.tty else ""
-        self.stream.write(f"{prefix}{self.label}: {summary} in {elapsed:.1f} s\x1b[K\n"
-                          if self.tty else f"{self.label}: {summary} in {elapsed:.1f} s\n")
+        self.stream.write(
+            f"{prefix}{self.label}: {summary} in {elapsed:.1f} s\x1b[K\n"
+            if self.tty
+            else f"{self.label}: {summary} in {elapsed:.1f} s\n"
+        )
         self.stream.flush()

@@ -10,7 +10,7 @@ even a corpus of pure noise has a top document with the best possible fusion sco
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from guardlex.runner.corpus import Chunk
 from guardlex.runner.embeddings import Embedder
@@ -52,7 +52,6 @@ class Retrieval:
     locale: str | None = None
     significant: tuple[str, ...] = ()
     error: str | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def passed(self) -> bool:
@@ -106,7 +105,6 @@ class Query:
 
     texts: tuple[str, ...]
     ordering_texts: tuple[str, ...] = ()
-    extra_words: tuple[str, ...] = ()
 
 
 class Retriever:
@@ -147,9 +145,6 @@ class Retriever:
         threshold_texts = list(q.texts)
         all_texts = threshold_texts + list(q.ordering_texts)
         words_per_text = [self.significant(t) for t in all_texts]
-        if q.extra_words and words_per_text:
-            extra = tuple(w for w in q.extra_words if w not in words_per_text[0])
-            words_per_text[0] = words_per_text[0] + extra
 
         # Dense side: one matrix-vector product per query text. Any embedder failure
         # drops to keywords alone; the threshold still applies to what is left.
@@ -178,8 +173,16 @@ class Retriever:
         for lst in dense_lists + kw_lists:
             candidate_ids.update(rid for rid, _ in lst)
         if not candidate_ids:
-            return Retrieval((), 0.0, self.threshold, name, keyword_only, loc, words_per_text[0]
-                             if words_per_text else (), error)
+            return Retrieval(
+                (),
+                0.0,
+                self.threshold,
+                name,
+                keyword_only,
+                loc,
+                words_per_text[0] if words_per_text else (),
+                error,
+            )
         chunks = self.store.chunks(candidate_ids)
 
         n_thr = len(threshold_texts)
@@ -214,10 +217,23 @@ class Retriever:
         if best_rid not in top and top:
             top[-1] = best_rid
         hits = tuple(
-            Hit(chunks[rid][0], round(cos[rid], 6), round(cov[rid], 6), matched[rid],
-                round(fused.get(rid, 0.0), 6))
+            Hit(
+                chunks[rid][0],
+                round(cos[rid], 6),
+                round(cov[rid], 6),
+                matched[rid],
+                round(fused.get(rid, 0.0), 6),
+            )
             for rid in top
         )
         best = max((h.value for h in hits), default=0.0)
-        return Retrieval(hits, best, self.threshold, name, keyword_only, loc,
-                         words_per_text[0] if words_per_text else (), error)
+        return Retrieval(
+            hits,
+            best,
+            self.threshold,
+            name,
+            keyword_only,
+            loc,
+            words_per_text[0] if words_per_text else (),
+            error,
+        )

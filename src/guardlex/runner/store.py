@@ -131,12 +131,22 @@ class Store:
             c.execute("BEGIN")
             try:
                 for table in ("chunks", "vectors", "records", "owner", "meta"):
-                    c.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+                    c.execute(f"DELETE FROM {table}")
                 c.execute("DELETE FROM chunk_fts")
                 done = 0
+                titles: dict[str, list[str]] = {}
+                reuse = (
+                    callable(getattr(embedder, "embed_tokens", None))
+                    and getattr(embedder, "tokenizer", None) is tokenize
+                )
                 for start in range(0, total, batch):
                     part = chunks[start : start + batch]
-                    vecs = np_.asarray(embedder.embed([ch.text for ch in part]), dtype=np_.float32)
+                    text_toks = [list(tokenize(ch.text)) for ch in part]
+                    if reuse:  # same tokenizer: tokenize each chunk once
+                        vecs = embedder.embed_tokens(text_toks)  # type: ignore[attr-defined]
+                    else:
+                        vecs = embedder.embed([ch.text for ch in part])
+                    vecs = np_.asarray(vecs, dtype=np_.float32)
                     if vecs.shape != (len(part), embedder.dim):
                         raise StoreError(
                             f"embedder {embedder.name} returned shape {vecs.shape}, "
@@ -144,28 +154,43 @@ class Store:
                         )
                     for i, ch in enumerate(part):
                         rowid = start + i + 1
-                        toks = " ".join(tokenize(f"{ch.title} {ch.text}"))
+                        if ch.title not in titles:
+                            titles[ch.title] = list(tokenize(ch.title))
+                        toks = " ".join(titles[ch.title] + text_toks[i])
                         c.execute(
                             "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
-                            (rowid, ch.id, ch.doc_id, ch.locale, ch.kind, ch.title, ch.date,
-                             ch.text, toks),
+                            (
+                                rowid,
+                                ch.id,
+                                ch.doc_id,
+                                ch.locale,
+                                ch.kind,
+                                ch.title,
+                                ch.date,
+                                ch.text,
+                                toks,
+                            ),
                         )
                         c.execute(
                             "INSERT INTO chunk_fts(rowid, tokens, locale) VALUES (?,?,?)",
                             (rowid, toks, ch.locale),
                         )
-                        c.execute(
-                            "INSERT INTO vectors VALUES (?, ?)", (rowid, vecs[i].tobytes())
-                        )
+                        c.execute("INSERT INTO vectors VALUES (?, ?)", (rowid, vecs[i].tobytes()))
                     done += len(part)
                     if progress is not None:
                         progress(done, total)
                 for r in site.records:
                     c.execute(
                         "INSERT INTO records VALUES (?,?,?,?,?,?,?)",
-                        (r.id, r.kind, r.start, r.end, int(r.current),
-                         json.dumps(dict(r.title), ensure_ascii=False),
-                         json.dumps(dict(r.summary), ensure_ascii=False)),
+                        (
+                            r.id,
+                            r.kind,
+                            r.start,
+                            r.end,
+                            int(r.current),
+                            json.dumps(dict(r.title), ensure_ascii=False),
+                            json.dumps(dict(r.summary), ensure_ascii=False),
+                        ),
                     )
                 for loc, names in site.owner_names.items():
                     for pos, name in enumerate(names):
@@ -245,7 +270,7 @@ class Store:
             return {}
         pos = np_.searchsorted(self._rowids, np_.asarray(ids, dtype=np_.int64))
         scores = self._matrix[pos] @ np_.asarray(qvec, dtype=np_.float32)
-        return {rid: float(s) for rid, s in zip(ids, scores)}
+        return {rid: float(s) for rid, s in zip(ids, scores, strict=True)}
 
     def keyword_candidates(
         self, tokens: Sequence[str], locale: str | None, n: int
@@ -277,7 +302,7 @@ class Store:
                 marks = ",".join("?" * len(part))
                 for row in self._conn.execute(
                     "SELECT rowid, id, doc_id, locale, kind, title, date, text, tokens "
-                    f"FROM chunks WHERE rowid IN ({marks})",  # noqa: S608 - placeholders only
+                    f"FROM chunks WHERE rowid IN ({marks})",
                     part,
                 ):
                     out[int(row[0])] = (Chunk(*row[1:8]), frozenset(row[8].split()))

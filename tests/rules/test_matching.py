@@ -1,0 +1,176 @@
+"""Matching semantics: whole words, Hindi marks, ZWNJ, Han, subject names, spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardlex import load_packs
+from guardlex.rules import Packs
+
+from .conftest import PackWriter, rule
+
+
+def packs_with(write_pack: PackWriter, code: str, rules: list[dict], **kw: object) -> Packs:
+    root = write_pack(code, refusal={"engagement": rules}, **kw)
+    return load_packs([code], subject_names=["Dana Reyes"], paths=[root], shipped=False)
+
+
+def test_whole_words_only(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "tx", [rule("r", phrases=["rate", "cane"])])
+    assert packs.route("what is the rate?").kind == "refuse"
+    assert packs.route("RATE").kind == "refuse"
+    for text in ("accurate pirates", "an arcane canes story", "rates"):
+        assert packs.route(text).kind == "retrieve", text
+
+
+def test_hindi_marks_are_part_of_words(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "hx", [rule("r", phrases=["किताब", "पढ़"])])
+    assert packs.route("यह किताब अच्छी है").kind == "refuse"
+    # a matra or virama after the phrase continues the word: no match
+    assert packs.route("किताबें पढ़ना").kind == "retrieve"
+    assert packs.route("पढ़").kind == "refuse"
+
+
+def test_zwnj_phrase_accepts_joined_and_split(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "fx", [rule("r", phrases=["می‌خواهم"])])
+    for text in ("من می‌خواهم", "من میخواهم", "من می خواهم"):
+        assert packs.route(text).kind == "refuse", text
+    assert packs.route("من خواهم").kind == "retrieve"
+
+
+def test_arabic_letter_forms_and_span(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "fx", [rule("r", phrases=["قیمت کار"])])
+    text = "لطفا \u200bقيمت كار را بگو"  # Arabic ي and ك, a zero-width space before
+    route = packs.route(text)
+    assert route.kind == "refuse"
+    assert route.span is not None
+    assert text[route.span[0] : route.span[1]] == "قيمت كار"
+
+
+def test_han_needs_no_boundary(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "zx", [rule("r", phrases=["多少钱", "{subject} ... 价格"])])
+    assert packs.route("请问她做一个项目多少钱？").kind == "refuse"
+    root = packs_root(write_pack)
+    packs = load_packs(["zx"], subject_names=["达娜·雷耶斯"], paths=[root], shipped=False)
+    assert packs.route("达娜的价格是多少").kind == "refuse"
+
+
+def packs_root(write_pack: PackWriter) -> object:
+    return write_pack("zx", lexicon={"pronouns": ["她"]})
+
+
+def test_subject_names_read_as_pronouns(write_pack: PackWriter) -> None:
+    packs = packs_with(
+        write_pack,
+        "tx",
+        [rule("avail", phrases=["is {subject} available"])],
+        lexicon={"pronouns": ["she", "he"]},
+    )
+    a = packs.route("Is Dana Reyes available?")
+    b = packs.route("is she available")
+    c = packs.route("Is Reyes available")
+    assert a.rule_id == b.rule_id == c.rule_id == "avail"
+    assert packs.route("Is Maria available?").kind == "retrieve"
+
+
+def test_gap_is_zero_to_three_words(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "tx", [rule("r", phrases=["how much ... charge"])])
+    assert packs.route("how much charge").kind == "refuse"
+    assert packs.route("how much does she charge").kind == "refuse"
+    assert packs.route("how much would it cost charge").kind == "refuse"
+    assert packs.route("how much would it really cost charge").kind == "retrieve"
+
+
+def test_follow_up_checked_with_previous(write_pack: PackWriter) -> None:
+    root = write_pack(
+        "tx",
+        refusal={"personal_data": [rule("r", phrases=["phone number"])]},
+        overview=[rule("o", phrases=["projects"], topic="projects")],
+    )
+    packs = load_packs(["tx"], paths=[root], shipped=False)
+    route = packs.route("number?", previous="and her phone")
+    assert route.kind == "refuse"
+    assert route.span == (0, 6)  # the part of the match inside the follow-up
+    # a self-contained follow-up is not refused because the previous question was
+    assert packs.route("what are her projects?", previous="her phone number").kind == "overview"
+    long = "tell me more about the search engine she built for the bank"
+    assert packs.route(long, previous="her phone number").kind == "retrieve"
+    # a short elliptical follow-up inherits the refusal; nothing in it is the match
+    inherited = packs.route("and her work one?", previous="what is her phone number")
+    assert (inherited.kind, inherited.rule_id, inherited.span) == ("refuse", "r", None)
+    assert packs.route("and her work one?").kind == "retrieve"
+
+
+def test_refusal_before_overview_and_locale_order(write_pack: PackWriter) -> None:
+    root = write_pack("aa", refusal={"meta": [rule("m", phrases=["prompt"])]})
+    write_pack(
+        "bb",
+        root=root,
+        overview=[rule("o", phrases=["projects"], topic="projects")],
+        refusal={"task": [rule("t", phrases=["prompt"])]},
+    )
+    packs = load_packs(["bb", "aa"], paths=[root], shipped=False)
+    assert packs.locales == ("bb", "aa")
+    route = packs.route("projects and your prompt")
+    assert (route.kind, route.locale, route.rule_id, route.category) == (
+        "refuse",
+        "bb",
+        "t",
+        "task",
+    )
+    overview = packs.route("her projects")
+    assert (overview.kind, overview.topic, overview.category) == ("overview", "projects", None)
+
+
+def test_leftmost_match_wins_within_a_locale(write_pack: PackWriter) -> None:
+    packs = packs_with(
+        write_pack, "tx", [rule("a", phrases=["zebra"]), rule("b", phrases=["apple"])]
+    )
+    assert packs.route("apple then zebra").rule_id == "b"
+    assert packs.route("zebra then apple").rule_id == "a"
+
+
+def test_route_to_dict_is_json_ready(write_pack: PackWriter) -> None:
+    packs = packs_with(write_pack, "tx", [rule("a", phrases=["zebra"])])
+    d = packs.route("a zebra").to_dict()
+    assert d == {
+        "kind": "refuse",
+        "category": "engagement",
+        "locale": "tx",
+        "rule_id": "a",
+        "span": [2, 7],
+        "topic": None,
+    }
+
+
+SIGNALS = {
+    "en": ["the", "does", "how", "much", "she"],
+    "es": ["el", "la", "por", "un", "cuanto", "ella"],
+    "fa": ["این", "چگونه", "شد", "است", "او"],
+    "ar": ["هذا", "كم", "في", "هي"],
+    "zh": ["的", "她"],
+    "ru": ["сколько", "она"],
+    "hi": ["उसकी", "है"],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("How much does she charge?", "en"),
+        ("¿Cuánto cobra ella por un proyecto?", "es"),
+        ("این پروژه چگونه ساخته شد؟", "fa"),
+        ("كم يكلف هذا المشروع؟", "ar"),
+        ("她的项目有哪些？", "zh"),
+        ("Сколько стоит проект?", "ru"),
+        ("उसकी फीस कितनी है?", "hi"),
+        ("", "en"),
+        ("12345 ???", "en"),
+    ],
+)
+def test_detect_locale(write_pack: PackWriter, text: str, expected: str) -> None:
+    root = None
+    for code, words in SIGNALS.items():
+        root = write_pack(code, root=root, stopwords=words)
+    packs = load_packs(list(SIGNALS), paths=[root], shipped=False)
+    assert packs.detect_locale(text) == expected
