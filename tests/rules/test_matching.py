@@ -86,6 +86,7 @@ def test_follow_up_checked_with_previous(write_pack: PackWriter) -> None:
         "tx",
         refusal={"personal_data": [rule("r", phrases=["phone number"])]},
         overview=[rule("o", phrases=["projects"], topic="projects")],
+        stopwords=["and", "her", "what", "about", "the", "one"],
     )
     packs = load_packs(["tx"], paths=[root], shipped=False)
     route = packs.route("number?", previous="and her phone")
@@ -99,6 +100,14 @@ def test_follow_up_checked_with_previous(write_pack: PackWriter) -> None:
     inherited = packs.route("and her work one?", previous="what is her phone number")
     assert (inherited.kind, inherited.rule_id, inherited.span) == ("refuse", "r", None)
     assert packs.route("and her work one?").kind == "retrieve"
+    # two significant words of its own: judged on its own, even when short
+    own = "what did she write about caching articles?"
+    assert packs.route(own, previous="her phone number").kind == "retrieve"
+    assert packs.significant_words(own) == {"did", "she", "write", "caching", "articles"}
+    # six words but only one significant word: still elliptical
+    assert packs.route("and what about the one after?", previous="her phone number").kind == (
+        "refuse"
+    )
 
 
 def test_refusal_before_overview_and_locale_order(write_pack: PackWriter) -> None:

@@ -19,6 +19,7 @@ from guardlex.rules.cache import load_cached, store_cached
 from guardlex.rules.compile import rule_sources, subject_source
 from guardlex.rules.engine import (
     FOLLOW_UP_MAX_WORDS,
+    FOLLOW_UP_SHORT_WORDS,
     MAX_INPUT_CHARS,
     REGEX_TIMEOUT,
     TIMEOUT_RULE_ID,
@@ -42,6 +43,7 @@ from guardlex.rules.loader import (
 
 __all__ = [
     "FOLLOW_UP_MAX_WORDS",
+    "FOLLOW_UP_SHORT_WORDS",
     "MAX_INPUT_CHARS",
     "OVERVIEW_TOPICS",
     "REFUSAL_CATEGORIES",

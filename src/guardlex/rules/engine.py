@@ -43,9 +43,12 @@ log = logging.getLogger("guardlex.rules")
 MAX_INPUT_CHARS = 10_000
 #: Seconds one regex scan may take before it is abandoned (and the question refused).
 REGEX_TIMEOUT = 0.5
-#: A follow-up of at most this many words (``count_words``) that matches no rule on its
-#: own inherits a refusal of the previous question ("And in June?").
-FOLLOW_UP_MAX_WORDS = 6
+#: A follow-up that matches no rule on its own inherits a refusal of the previous
+#: question when it has at most ``FOLLOW_UP_SHORT_WORDS`` words ("And in June?",
+#: "¿y los fines de semana?"), or at most ``FOLLOW_UP_MAX_WORDS`` words with fewer than
+#: two significant words of its own; see ``Packs.route``.
+FOLLOW_UP_SHORT_WORDS = 5
+FOLLOW_UP_MAX_WORDS = 12
 #: ``Route.rule_id`` when a scan timed out: the question is refused (fail closed).
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
@@ -185,6 +188,7 @@ class Packs:
         self._states = {s.code: s for s in states}
         self._order = tuple(s.code for s in states)
         self.subject_names = tuple(subject_names)
+        self._ignored_words: frozenset[str] | None = None
         # every active rule in routing order: refusal of each locale, then overview
         self._flat: list[CompiledRule] = []
         self._ranges: dict[tuple[str, str], tuple[int, int]] = {}
@@ -316,9 +320,13 @@ class Packs:
 
         1. a refusal match in the joined text that reaches into ``text`` refuses
            ("How much does she" + "charge per day?");
-        2. a short elliptical follow-up (at most ``FOLLOW_UP_MAX_WORDS`` words, matching
-           no rule on its own) inherits a refusal of ``previous`` ("Is she free in May?"
-           + "And in June?"); ``span`` is then None;
+        2. an elliptical follow-up inherits a refusal of ``previous`` ("Is she free in
+           May?" + "And in June?"); ``span`` is then None. Elliptical means: it matches
+           no rule on its own and has at most ``FOLLOW_UP_SHORT_WORDS`` words, or at
+           most ``FOLLOW_UP_MAX_WORDS`` words of which fewer than two are significant,
+           by the measure keyword coverage uses (``significant_words``). "What did she
+           write about caching?" after a refused question has six words, two of them
+           significant ("write", "caching"), and is judged on its own;
         3. overview rules: alone, then a joined match reaching into ``text``.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
@@ -353,11 +361,39 @@ class Packs:
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
 
-    @staticmethod
-    def _elliptical(text: str) -> bool:
+    def _elliptical(self, text: str) -> bool:
+        """True for a follow-up with no content of its own ("and on weekends?")."""
         from guardlex.normalise import count_words
 
-        return count_words(text) <= FOLLOW_UP_MAX_WORDS
+        words = count_words(text)
+        if words <= FOLLOW_UP_SHORT_WORDS:
+            return True
+        return words <= FOLLOW_UP_MAX_WORDS and len(self.significant_words(text)) < 2
+
+    def significant_words(self, text: str) -> frozenset[str]:
+        """The distinct significant words of ``text``, as keyword coverage counts them.
+
+        Normalised keywords (Chinese segmented with jieba) minus the stopwords of every
+        loaded locale and the subject's pronouns and names; at least 3 characters, or 2
+        for a word of Han characters.
+        """
+        from guardlex.normalise import is_han, keywords
+
+        if self._ignored_words is None:
+            ignored: set[str] = set()
+            for code in self._order:
+                state = self._states[code]
+                ignored |= state.stopwords
+                ignored.update(normalise(str(p)) for p in state.lexicon.get("pronouns") or ())
+            for name in self.subject_names:
+                ignored.update(keywords(name))
+            self._ignored_words = frozenset(ignored)
+        ignored_words = self._ignored_words
+        return frozenset(
+            w
+            for w in keywords(text)
+            if w not in ignored_words and len(w) >= (2 if is_han(w[0]) else 3)
+        )
 
     @staticmethod
     def _route(kind: str, hit: tuple[CompiledRule, int, int], cur: NormalisedLike | None) -> Route:
