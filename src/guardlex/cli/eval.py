@@ -68,13 +68,14 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.runner.progress import ProgressBar
 
     if args.locale is not None:
-        from guardlex.runner._engine import LOCALES
+        from guardlex.rules.loader import discover
 
-        if args.locale not in LOCALES:
+        known = discover()
+        if args.locale not in known:
             from guardlex.errors import UnknownLocaleError
 
             raise UnknownLocaleError(
-                f"unknown locale {args.locale!r}; choose one of {', '.join(LOCALES)}"
+                f"unknown locale {args.locale!r}; choose one of {', '.join(sorted(known))}"
             )
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise RunnerError("--threshold must be between 0 and 1")

@@ -16,18 +16,6 @@ import regex
 _HAN_RE = regex.compile(r"\p{Han}")
 _TIMEOUT = 1.0
 
-#: Every locale the sample site and the packs cover.
-LOCALES: tuple[str, ...] = ("en", "fa", "ar", "zh", "es", "pt", "ru", "hi", "fr", "de")
-
-MESSAGE_KEYS = (
-    "refusal",
-    "below_threshold",
-    "gate_stop",
-    "truncated",
-    "budget_exhausted",
-    "rate_limited",
-)
-
 
 def normalise(text: str) -> str:
     """The one normaliser of guardlex (``guardlex.normalise``)."""
@@ -79,19 +67,13 @@ class PackView:
 
     @functools.cached_property
     def locales(self) -> tuple[str, ...]:
-        found = getattr(self._packs, "locales", None)
-        if found:
-            return tuple(found)
-        return LOCALES
+        """The loaded locales, as the packs discovered them."""
+        return tuple(self._packs.locales)
 
     def route(self, text: str, previous: str | None = None) -> RouteInfo:
         r = self._packs.route(text, previous=previous)
         return RouteInfo(
-            kind=str(getattr(r, "kind", "retrieve")),
-            category=getattr(r, "category", None),
-            locale=getattr(r, "locale", None),
-            rule_id=getattr(r, "rule_id", None),
-            topic=getattr(r, "topic", None),
+            kind=r.kind, category=r.category, locale=r.locale, rule_id=r.rule_id, topic=r.topic
         )
 
     def detect_locale(self, text: str) -> str:
@@ -152,13 +134,7 @@ def load_packs(subject_names: Sequence[str] = ()) -> PackView:
     """Load the installed packs, with the site owner's names as ``{subject}``."""
     from guardlex.rules import load_packs as _load_packs
 
-    names = tuple(subject_names)
-    if names:
-        try:
-            return PackView(_load_packs(subject_names=names))
-        except TypeError:
-            pass
-    return PackView(_load_packs())
+    return PackView(_load_packs(subject_names=tuple(subject_names)))
 
 
 def sentence_splitter(packs: PackView | None) -> Callable[[str], list[str]]:
@@ -171,12 +147,9 @@ def sentence_splitter(packs: PackView | None) -> Callable[[str], list[str]]:
 
     is_abbreviation = None
     if packs is not None:
-        try:
-            from guardlex.gates._vocab import vocab_for
+        from guardlex.gates._vocab import vocab_for
 
-            is_abbreviation = vocab_for(packs.packs).is_abbreviation
-        except (ImportError, AttributeError):  # pragma: no cover - older gates
-            is_abbreviation = None
+        is_abbreviation = vocab_for(packs.packs).is_abbreviation
 
     def split(text: str) -> list[str]:
         return list(split_sentences(text, is_abbreviation))
