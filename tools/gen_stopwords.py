@@ -40,7 +40,8 @@ def upstream(locale: str) -> tuple[list[str], str]:
 
     if not stopwordsiso.has_lang(locale):
         raise SystemExit(f"gen_stopwords: stopwords-iso has no list for {locale!r}")
-    return list(stopwordsiso.stopwords(locale)), f"stopwords-iso (stopwordsiso {version('stopwordsiso')})"
+    source = f"stopwords-iso (stopwordsiso {version('stopwordsiso')})"
+    return list(stopwordsiso.stopwords(locale)), source
 
 
 def is_single_word(word: str) -> bool:

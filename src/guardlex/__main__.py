@@ -1,4 +1,7 @@
-from guardlex.cli import main
+"""``python -m guardlex``: the same as the ``guardlex`` command."""
+
 import sys
+
+from guardlex.cli import main
 
 sys.exit(main())
