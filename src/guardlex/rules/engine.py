@@ -34,7 +34,7 @@ from guardlex.rules._text import (
     normalise_with_offsets,
 )
 from guardlex.rules.anchors import trie_source
-from guardlex.rules.compile import literal_source, normalise_literal
+from guardlex.rules.compile import ZWNJ, literal_source, normalise_literal
 
 log = logging.getLogger("guardlex.rules")
 
@@ -134,7 +134,15 @@ class LocaleState:
 
 
 def words_source(words: Sequence[str]) -> str:
-    """Whole-word alternation for a word list (Han entries need no boundary)."""
+    """Whole-word alternation for a word list (Han entries need no boundary).
+
+    Entries that are plain literals with a word boundary on both sides (the bulk: the
+    Persian list alone has thousands of generated verb forms) are factored into one
+    character trie inside a single pair of boundaries. A flat alternation makes the
+    regex engine try every entry at every position; the trie tries one branch per
+    character, which is what keeps ``first_person`` fast enough for the sentence gate.
+    """
+    plain: set[str] = set()
     alts = []
     for w in words:
         lit = normalise_literal(w).strip(" ")
@@ -142,14 +150,22 @@ def words_source(words: Sequence[str]) -> str:
             continue
         src = literal_source(lit)
         # a boundary only next to a word character: "j'" must match inside "j'ai"
-        if is_word_char(lit[0]) and not is_han(lit[0]):
+        starts = is_word_char(lit[0]) and not is_han(lit[0])
+        ends = is_word_char(lit[-1]) and not is_han(lit[-1])
+        if starts and ends and ZWNJ not in lit and not any(is_han(ch) for ch in lit):
+            plain.add(lit)
+            continue
+        if starts:
             src = WORD_START + src
-        if is_word_char(lit[-1]) and not is_han(lit[-1]):
+        if ends:
             src = src + WORD_END
         alts.append(src)
-    if not alts:
+    parts = sorted(set(alts), key=lambda s: (-len(s), s))
+    if plain:
+        parts.insert(0, WORD_START + "(?:" + trie_source(plain) + ")" + WORD_END)
+    if not parts:
         return "(?!)"
-    return "(?:" + "|".join(sorted(set(alts), key=lambda s: (-len(s), s))) + ")"
+    return "(?:" + "|".join(parts) + ")"
 
 
 def _check_input(text: str, name: str) -> None:
@@ -448,8 +464,10 @@ class Packs:
             codes = [self._state(locale).code]
         else:
             codes = self._first_person_locales(text)
-        norm = normalise_with_offsets(text)
-        best: FirstPersonHit | None = None
+        # Match on the plain normalised text and map offsets only for a hit: the gate
+        # calls this once per sentence, and almost every sentence has no hit.
+        flat = normalise(text)
+        first: tuple[int, int, str] | None = None  # (start, end, locale) in ``flat``
         try:
             for code in codes:
                 fp, fx = self._states[code].first_person_patterns()
@@ -458,21 +476,22 @@ class Packs:
                 blocked: list[tuple[int, int]] = []
                 if fx is not None:
                     blocked = [
-                        m.span()
-                        for m in fx.finditer(norm.text, overlapped=True, timeout=REGEX_TIMEOUT)
+                        m.span() for m in fx.finditer(flat, overlapped=True, timeout=REGEX_TIMEOUT)
                     ]
-                for m in fp.finditer(norm.text, overlapped=True, timeout=REGEX_TIMEOUT):
+                for m in fp.finditer(flat, overlapped=True, timeout=REGEX_TIMEOUT):
                     s, e = m.span()
                     if any(bs <= s and e <= be for bs, be in blocked):
                         continue
-                    span = norm.source_span(s, e)
-                    if best is None or span[0] < best.span[0]:
-                        best = FirstPersonHit(word=text[span[0] : span[1]], locale=code, span=span)
+                    if first is None or s < first[0]:
+                        first = (s, e, code)
                     break
         except TimeoutError:
             log.warning("guardlex: first-person scan timed out; reported as a hit (fail closed)")
             return FirstPersonHit(word="", locale=codes[0] if codes else "", span=(0, 0))
-        return best
+        if first is None:
+            return None
+        span = normalise_with_offsets(text).source_span(first[0], first[1])
+        return FirstPersonHit(word=text[span[0] : span[1]], locale=first[2], span=span)
 
     def _first_person_locales(self, text: str) -> list[str]:
         codes = [self.detect_locale(text)]
