@@ -101,13 +101,14 @@ def subject_words(pronouns: Sequence[str], names: Sequence[str]) -> list[str]:
 
 
 def subject_source(pronouns: Sequence[str], names: Sequence[str]) -> str:
-    """Regex source for ``{subject}``: whole words, names optionally possessive ('s)."""
+    """Regex source for ``{subject}``: whole words; a Latin-script name may be possessive
+    ("Dana's", German "Danas", "Reyes'") and carry a title ("Dr. Reyes")."""
     forms = []
     name_forms = set(subject_words((), names))
     for w in subject_words(pronouns, names):
         src = literal_source(w)
         if w in name_forms and w[-1:].isascii():
-            src = _TITLES + src + "(?:['’]s)?"
+            src = _TITLES + src + "(?:['’]?s|['’])?"
         if not is_han(w[0]):
             src = WORD_START + src
         if not is_han(w[-1]):
