@@ -46,3 +46,38 @@ def test_first_person(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["first-person", "--locale", "en", "--json", "Our team built it."]) == 1
     assert json.loads(capsys.readouterr().out)["word"] == "Our"
     assert main(["first-person", "--locale", "en", "Her team built it."]) == 0
+
+
+def test_route_jsonl_keeps_one_output_line_per_input_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        json.dumps({"text": "What are her skills?"}),
+        "",
+        json.dumps({"text": "x", "previous": 3}),
+        json.dumps({"text": "What does her article say about pricing LLM APIs?"}),
+    ]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert main(["route", "--locale", "en", "--jsonl"]) == 1
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(out) == len(lines)
+    assert out[0]["kind"] == "overview"
+    assert "empty line" in out[1]["error"] and "previous" in out[2]["error"]
+    assert out[3]["kind"] == "retrieve"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["route", ""], "empty"),
+        (["route", "   "], "empty"),
+        (["route", "--jsonl", "text"], "--jsonl"),
+        (["route"], "TEXT"),
+    ],
+)
+def test_route_user_mistakes_are_one_line_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err

@@ -46,26 +46,36 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.errors import GuardlexError
     from guardlex.rules import load_packs
 
+    if args.jsonl and (args.text is not None or args.previous is not None):
+        raise GuardlexError("--jsonl reads every question from stdin: drop TEXT and --previous")
+    if not args.jsonl:
+        if args.text is None:
+            raise GuardlexError("give the question as TEXT, or use --jsonl to read from stdin")
+        if not args.text.strip():
+            raise GuardlexError("the question is empty")
     packs = load_packs(args.locale, subject_names=args.subject, paths=args.packs)
     if args.jsonl:
+        # exactly one JSON line out per line in, so a caller can zip input and output;
+        # a blank or malformed line gets an {"error": ...} object and exit status 1
         status = 0
         for lineno, line in enumerate(sys.stdin, 1):
-            if not line.strip():
-                continue
             try:
+                if not line.strip():
+                    raise ValueError("empty line")
                 item = json.loads(line)
                 if isinstance(item, str):
                     item = {"text": item}
                 if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                     raise ValueError('expected {"text": "...", "previous": "..."}')
-                out = packs.route(item["text"], item.get("previous")).to_dict()
+                previous = item.get("previous")
+                if previous is not None and not isinstance(previous, str):
+                    raise ValueError('"previous" must be a string or null')
+                out = packs.route(item["text"], previous).to_dict()
             except (ValueError, TypeError, GuardlexError) as exc:
                 out = {"error": f"line {lineno}: {exc}"}
                 status = 1
             print(json.dumps(out, ensure_ascii=False), flush=False)
         return status
-    if args.text is None:
-        raise GuardlexError("give the question as TEXT, or use --jsonl to read from stdin")
     route = packs.route(args.text, args.previous)
     if args.json:
         print(json.dumps(route.to_dict(), ensure_ascii=False))

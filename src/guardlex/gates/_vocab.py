@@ -48,7 +48,7 @@ def _words(items: Any) -> list[str]:
 
 def _edge(ch: str) -> bool:
     """Whether a word needs a boundary on this side: a non-Han word character."""
-    return bool(regex.match(r"[^\W\p{Han}]", ch))
+    return bool(regex.match(r"[^\W\p{Han}]", ch, timeout=TIMEOUT))
 
 
 def word_regex(words: Iterable[str]) -> regex.Pattern[str] | None:
@@ -102,9 +102,9 @@ class PhraseMatcher:
         self.han: dict[str, str] = {}
         other: list[str] = []
         for phrase in {p for p in phrases if p}:
-            if _PLAIN_WORDS.fullmatch(phrase):
+            if _PLAIN_WORDS.fullmatch(phrase, timeout=TIMEOUT):
                 self.by_words[tuple(phrase.split(" "))] = phrase
-            elif _HAN_ONLY.fullmatch(phrase):
+            elif _HAN_ONLY.fullmatch(phrase, timeout=TIMEOUT):
                 self.han[phrase] = phrase
             else:
                 other.append(phrase)

@@ -26,6 +26,12 @@ from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import Evidence, Fact, PacksLike
 
 _FIELD_SPLIT = regex.compile(r"[\s_\-./:]+")
+_HAN = regex.compile(r"\p{Han}")
+
+
+def _han(text: str) -> bool:
+    """Whether ``text`` starts with a Han character."""
+    return _HAN.match(text, timeout=TIMEOUT) is not None
 
 
 def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
@@ -33,16 +39,16 @@ def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
     tokens: list[str] = []
     rates: set[str] = set()
     after_per = False
-    for part in _FIELD_SPLIT.split(normalise(field)):
+    for part in _FIELD_SPLIT.split(normalise(field), timeout=TIMEOUT):
         # a Han name has no separators: 每席位价格 is "per" + 席位价格
-        pieces = regex.split(r"(每)", part) if regex.match(r"\p{Han}", part or " ") else [part]
+        pieces = regex.split(r"(每)", part, timeout=TIMEOUT) if _han(part or " ") else [part]
         for t in pieces:
             if not t:
                 continue
             if t in vocab.per or t == "每":
                 after_per = True
                 continue
-            if len(t) >= 2 or regex.match(r"\p{Han}", t):
+            if len(t) >= 2 or _han(t):
                 tokens.append(t)
                 if after_per:
                     rates.add(t)
@@ -69,7 +75,7 @@ def _similar(a: str, b: str) -> bool:
 def _token_units(token: str, vocab: Vocab) -> set[str]:
     """Canonical units a field word names (``seats`` -> seat; ``每席位价格`` -> seat)."""
     found = {vocab.unit_of(token)}
-    if regex.match(r"\p{Han}", token):
+    if _han(token):
         found |= {vocab.unit_of(phrase) for _, _, phrase in vocab.unit_m.find(token)}
     elif None in found:
         # inflected or with an article: المستخدمین ~ مستخدمین, usuários ~ usuario
@@ -81,7 +87,7 @@ def _matches(token: str, words: Iterable[str], units: Iterable[str], vocab: Voca
     unit_set = set(units)
     if _token_units(token, vocab) & unit_set:
         return True
-    if regex.match(r"\p{Han}", token):
+    if _han(token):
         return any(token in w or w in token for w in words if len(w) >= 2)
     return any(_similar(token, w) for w in words) or any(_similar(token, u) for u in unit_set)
 
@@ -107,7 +113,7 @@ def extract_facts(
         pair
         for t in tokens
         for form, entries in vocab.polarity_of.items()
-        if t in form.split() or (regex.match(r"\p{Han}", t) and t in form)
+        if t in form.split() or (_han(t) and t in form)
         for pair, _ in entries
     }
     norm_subject = normalise(subject) if subject else None

@@ -86,6 +86,10 @@ class _Polar:
     pair: int
     sign: str  # "+" or "-"
     form: str
+    # what the polarity word is said of: the distinctive words of its clause with only
+    # its own form masked ("support" in "support is not included", although "support"
+    # is itself a form of another pair); the sentence's words when the clause has none
+    about: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -291,17 +295,34 @@ def analyse(
         masked_spans = [(a, b) for a, b, _ in polar_m + unlimited_m]
         masked = _mask(norm, masked_spans) if masked_spans else norm
         words = [(m.start(), m.group()) for m in _WORD.finditer(masked, timeout=TIMEOUT)]
-        for a, b in _clauses(norm, found):
+        if polar_m:
+            # every word except "unlimited" forms: a polarity form of one pair can be the
+            # subject of another ("Support is not included": support / not included)
+            bare = _mask(norm, [(a, b) for a, b, _ in unlimited_m]) if unlimited_m else norm
+            sent_about: dict[tuple[int, int], frozenset[str]] = {}
+        spans = _clauses(norm, found)
+        for a, b in spans:
 
             def inside(pos: int, a: int = a, b: int = b) -> bool:
                 return a <= pos < b
+
+            def about(start: int, end: int, a: int = a, b: int = b) -> frozenset[str]:
+                # only the polarity word's own span is blanked (Han runs have no spaces)
+                own = bare[:start] + " " * (end - start) + bare[end:]
+                mine = _content(_WORD.findall(own[a:b], timeout=TIMEOUT), vocab, stop)
+                if mine:
+                    return mine
+                key = (start, end)
+                if key not in sent_about:
+                    sent_about[key] = _content(_WORD.findall(own, timeout=TIMEOUT), vocab, stop)
+                return sent_about[key]
 
             clause = _Clause(
                 text=norm[a:b],
                 content=_content((w for pos, w in words if inside(pos)), vocab, stop),
                 polar=tuple(
-                    _Polar(pair, sign, form)
-                    for start, _, form in polar_m
+                    _Polar(pair, sign, form, about(start, end))
+                    for start, end, form in polar_m
                     if inside(start)
                     for pair, sign in vocab.polarity_of.get(form, ())
                 ),
@@ -377,13 +398,13 @@ class _Index:
         for clause in evidence.clauses:
             known |= clause.content
             for p in clause.polar:
+                known |= p.about
                 by_pair.setdefault(p.pair, []).append((clause, p))
         common_by_pair = {}
         for pair, occurrences in by_pair.items():
-            clauses = {id(c): c for c, _ in occurrences}
             common_by_pair[pair] = (
-                frozenset.intersection(*(c.content for c in clauses.values()))
-                if len(clauses) > 1
+                frozenset.intersection(*(p.about for _, p in occurrences))
+                if len(occurrences) > 1
                 else frozenset()
             )
         numbers_by_key: dict[str, list[_Number]] = {}
@@ -423,13 +444,13 @@ def _polarity_flips(answer: Analysis, ix: _Index) -> list[Violation]:
     """
     out: list[Violation] = []
     for clause in answer.clauses:
-        known = clause.content & ix.known_words
         for p in clause.polar:
             occurrences = ix.by_pair.get(p.pair)
             if not occurrences:
                 continue
+            known = p.about & ix.known_words
             common = ix.common_by_pair[p.pair]
-            scores = [_overlap(clause.content, c.content, common) for c, _ in occurrences]
+            scores = [_overlap(p.about, q.about, common) for _, q in occurrences]
             best = max(scores)
             signs = {q.sign for _, q in occurrences}
             if best > 0:
@@ -440,7 +461,7 @@ def _polarity_flips(answer: Analysis, ix: _Index) -> list[Violation]:
                 relevant = list(occurrences)
             else:
                 continue
-            covering = [q for c, q in relevant if known <= c.content]
+            covering = [q for _, q in relevant if known <= q.about]
             if covering and all(q.sign != p.sign for q in covering):
                 out.append(Violation(POLARITY_FLIP, p.form, f"evidence: {covering[0].form}"))
     return out
@@ -511,7 +532,7 @@ def mentions(norm: str, name: str) -> list[int]:
     """Where a normalised name occurs in normalised text as whole words (Han: anywhere)."""
     if not name:
         return []
-    if regex.match(r"\p{Han}", name[0]):
+    if regex.match(r"\p{Han}", name[0], timeout=TIMEOUT):
         pattern = regex.escape(name)
     else:
         pattern = r"(?<!\w)" + regex.escape(name) + r"(?!\w)"

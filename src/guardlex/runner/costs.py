@@ -12,6 +12,7 @@ the spend is unknown, and the only safe reading of an unknown spend under a hard
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import sqlite3
 import threading
 import time
@@ -41,6 +42,23 @@ CREATE TABLE IF NOT EXISTS rate_counters (
 def utf8_tokens(text: str) -> int:
     """Upper bound of the tokens ``text`` can cost: its length in UTF-8 bytes."""
     return len(text.encode("utf-8"))
+
+
+def describe_db_error(path: str, exc: BaseException) -> str:
+    """One line naming the database file and the operating system's reason.
+
+    SQLite says only "unable to open database file"; opening the file the ordinary way
+    tells the operator why (no such directory, permission denied, read-only disk).
+    """
+    reason = " ".join(str(exc).split())
+    if path != ":memory:":
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as os_exc:
+            reason = f"{reason} ({os_exc.strerror or os_exc})"
+        else:
+            os.close(fd)
+    return f"{path}: {reason}"
 
 
 def current_month(now: float | None = None) -> str:
@@ -111,11 +129,15 @@ class BudgetLedger:
             raise ValueError("monthly_cap must be >= 0")
         self.monthly_cap = monthly_cap
         self._clock = clock
+        self.path = str(path)
+        #: Why the ledger last failed (path and OS error), for the operator's log.
+        self.error: str | None = None
         self._db: _Db | None
         try:
             self._db = _Db(path)
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             self._db = None  # every reservation is then refused (fail closed)
+            self.error = describe_db_error(self.path, exc)
 
     def reserve(self, prompt: str, max_output_tokens: int) -> BudgetDecision:
         """Atomically reserve prompt bytes + the full output limit, or refuse.
@@ -159,7 +181,8 @@ class BudgetLedger:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            self.error = describe_db_error(self.path, exc)
             return BudgetDecision("UNAVAILABLE", None, -1, self.monthly_cap)
         return BudgetDecision(
             "OK", Reservation(rid, month, amount), spent + reserved + amount, self.monthly_cap
@@ -255,11 +278,15 @@ class RateLimiter:
     ) -> None:
         self.limits = limits
         self._clock = clock
+        self.path = str(path)
+        #: Why the counters last failed (path and OS error), for the operator's log.
+        self.error: str | None = None
         self._db: _Db | None
         try:
             self._db = _Db(path)
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             self._db = None
+            self.error = describe_db_error(self.path, exc)
 
     def hit(self, key: str) -> RateDecision:
         """Count one request for ``key``; refuse it when any window is full."""
@@ -295,6 +322,7 @@ class RateLimiter:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            self.error = describe_db_error(self.path, exc)
             return RateDecision("UNAVAILABLE")
         return RateDecision("OK")

@@ -35,3 +35,25 @@ class ModelError(RunnerError):
 
 class LedgerUnavailableError(RunnerError):
     """The budget ledger cannot be read or written. The budget guard then refuses."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model endpoint could not be reached or refused the request.
+
+    Connection refused, unknown host, a timeout before the first byte of the answer, or
+    an HTTP 4xx/5xx status. ``billable`` says whether the provider may have received the
+    prompt and billed it (only a timeout after the request was sent); the runner records
+    the prompt's cost only then, and 0 otherwise.
+    """
+
+    def __init__(self, message: str, *, billable: bool = False) -> None:
+        super().__init__(message)
+        self.billable = billable
+
+
+class MissingApiKeyError(ModelError):
+    """No API key for a model endpoint that is not on this machine (loopback needs none)."""
+
+
+class EmptyQuestionError(RunnerError, ValueError):
+    """The question is empty or only whitespace: there is nothing to route or answer."""

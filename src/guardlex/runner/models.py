@@ -10,16 +10,21 @@ can still be recorded.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
-import re
+import socket
 import threading
+import urllib.parse
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from guardlex.runner.errors import ModelError
+import regex
+
+from guardlex.runner._regex import REGEX_TIMEOUT
+from guardlex.runner.errors import MissingApiKeyError, ModelError, ModelUnavailableError
 
 SYSTEM_PROMPT = (
     "You answer questions about the owner of a website, using only the numbered sources "
@@ -97,8 +102,8 @@ class Model(Protocol):
 # ---------------------------------------------------------------- scripted
 
 _TERMINATORS = ".!?…。！？؟।"
-_SPLIT_RE = re.compile(r"(?<=[.!?…؟।])\s+|(?<=[。！？])")
-_ABBREV_RE = re.compile(r"(?:^|\s)(?:[A-Z][a-z]{0,2}|[A-Za-z])\.$")
+_SPLIT_RE = regex.compile(r"(?<=[.!?…؟।])\s+|(?<=[。！？])")
+_ABBREV_RE = regex.compile(r"(?:^|\s)(?:[A-Z][a-z]{0,2}|[A-Za-z])\.$")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -107,10 +112,10 @@ def split_sentences(text: str) -> list[str]:
     The scripted model needs this only to place markers; the sentence gate has its own,
     stricter splitter.
     """
-    parts = [p for p in _SPLIT_RE.split(text.strip()) if p]
+    parts = [p for p in _SPLIT_RE.split(text.strip(), timeout=REGEX_TIMEOUT) if p]
     out: list[str] = []
     for p in parts:
-        if out and _ABBREV_RE.search(out[-1]):
+        if out and _ABBREV_RE.search(out[-1], timeout=REGEX_TIMEOUT):
             out[-1] = f"{out[-1]} {p}"
         else:
             out.append(p)
@@ -125,13 +130,13 @@ def with_marker(sentence: str, n: int) -> str:
         end -= 1
     body, tail = s[:end].rstrip(), s[end:]
     if not any(ch in _TERMINATORS for ch in tail):
-        tail = "。" if re.search(r"[\u4e00-\u9fff]$", body) else "."
-    space = "" if re.search(r"[\u4e00-\u9fff]$", body) else " "
+        tail = "。" if regex.search(r"[\u4e00-\u9fff]$", body, timeout=REGEX_TIMEOUT) else "."
+    space = "" if regex.search(r"[\u4e00-\u9fff]$", body, timeout=REGEX_TIMEOUT) else " "
     return f"{body}{space}[{n}]{tail}"
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w{4,}", text.casefold())}
+    return {w for w in regex.findall(r"\w{4,}", text.casefold(), timeout=REGEX_TIMEOUT)}
 
 
 class _ListStream:
@@ -302,7 +307,7 @@ class CitesMissingSource(ScriptedModel):
             return sentences
         missing = len(prompt.sources) + 3
         sentences = list(sentences)
-        sentences[i] = re.sub(r"\[\d+\]", f"[{missing}]", sentences[i])
+        sentences[i] = regex.sub(r"\[\d+\]", f"[{missing}]", sentences[i], timeout=REGEX_TIMEOUT)
         return sentences
 
 
@@ -376,8 +381,9 @@ MISBEHAVING: dict[str, type[ScriptedModel]] = {
 class _SseStream:
     """Server-sent events from ``/chat/completions`` with ``stream: true``."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, url: str = "") -> None:
         self._resp = response
+        self._url = url
         self._received: list[str] = []
         self._usage: Usage | None = None
         self._cancelled = threading.Event()
@@ -391,6 +397,13 @@ class _SseStream:
                 except (OSError, ValueError) as exc:
                     if self._cancelled.is_set():
                         return
+                    if not self._received:
+                        # Nothing came back: the endpoint is as good as unreachable. The
+                        # request was sent, so the provider may bill the prompt.
+                        raise ModelUnavailableError(
+                            f"no answer from the model endpoint {self._url}: {_reason(exc)}",
+                            billable=True,
+                        ) from exc
                     raise ModelError(f"model stream broke: {exc}") from exc
                 if not line:
                     return
@@ -458,8 +471,7 @@ class OpenAIChatModel:
         timeout: float = 60.0,
         temperature: float = 0.0,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ModelError(f"model base URL {base_url!r} must start with http:// or https://")
+        check_endpoint(base_url, api_key)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{model}"
@@ -468,6 +480,8 @@ class OpenAIChatModel:
         self.temperature = temperature
 
     def stream(self, prompt: Prompt) -> ModelStream:
+        """Open the stream. Raises :class:`ModelUnavailableError` when the endpoint cannot
+        be reached or answers with an HTTP error, before any text is produced."""
         body = {
             "model": self.model,
             "messages": prompt.messages(),
@@ -479,8 +493,9 @@ class OpenAIChatModel:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
+        url = f"{self.base_url}/chat/completions"
         req = urllib.request.Request(
-            f"{self.base_url}/chat/completions",
+            url,
             data=json.dumps(body).encode("utf-8"),
             headers=headers,
             method="POST",
@@ -488,8 +503,56 @@ class OpenAIChatModel:
         try:
             resp = urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
-            detail = exc.read(200).decode("utf-8", errors="replace") if exc.fp else ""
-            raise ModelError(f"model endpoint answered HTTP {exc.code}: {detail}") from exc
+            detail = ""
+            with contextlib.suppress(OSError, ValueError):
+                detail = exc.read(200).decode("utf-8", errors="replace") if exc.fp else ""
+            detail = " ".join(detail.split())
+            raise ModelUnavailableError(
+                f"the model endpoint {url} answered HTTP {exc.code}"
+                + (f": {detail}" if detail else "")
+            ) from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise ModelError(f"model endpoint unreachable: {exc}") from exc
-        return _SseStream(resp)
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            timed_out = isinstance(reason, (TimeoutError, socket.timeout))
+            raise ModelUnavailableError(
+                f"cannot connect to the model endpoint {url}: {_reason(reason)}",
+                # A timeout may come after the request was sent: the provider may bill it.
+                billable=timed_out,
+            ) from exc
+        return _SseStream(resp, url)
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether ``base_url`` points at this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = urllib.parse.urlsplit(base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_endpoint(base_url: str, api_key: str | None) -> None:
+    """Reject a model endpoint the client cannot use, before any request is made.
+
+    The URL must be http(s) with a host; an endpoint off this machine needs an API key
+    (a local server usually takes none, so loopback is allowed without one).
+    """
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ModelError(f"model base URL {base_url!r} must start with http:// or https://")
+    if not api_key and not is_loopback(base_url):
+        raise MissingApiKeyError(
+            f"no API key for the model endpoint {base_url}: set the environment variable "
+            "named by --api-key-env (only a loopback endpoint may run without a key)"
+        )
+
+
+def _reason(exc: object) -> str:
+    """A short, one-line reason for an OS or URL error (never a traceback)."""
+    if isinstance(exc, (TimeoutError, socket.timeout)):
+        return "timed out"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__

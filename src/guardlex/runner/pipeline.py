@@ -19,7 +19,13 @@ from guardlex.runner import _engine
 from guardlex.runner.corpus import Record
 from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens
 from guardlex.runner.embeddings import DEFAULT_EMBEDDER, Embedder, make_embedder
-from guardlex.runner.errors import ModelError, StoreError
+from guardlex.runner._regex import REGEX_TIMEOUT
+from guardlex.runner.errors import (
+    EmptyQuestionError,
+    ModelError,
+    ModelUnavailableError,
+    StoreError,
+)
 from guardlex.runner.followups import FollowUp, resolve
 from guardlex.runner.models import Model, ModelStream, Prompt, ScriptedModel
 from guardlex.runner.retrieval import (
@@ -56,6 +62,11 @@ MODEL_ERROR = "MODEL_ERROR"
 KEYWORD_FALLBACK = "KEYWORD_FALLBACK"
 LEDGER_UNAVAILABLE = "LEDGER_UNAVAILABLE"
 RATE_LIMIT_UNAVAILABLE = "RATE_LIMIT_UNAVAILABLE"
+
+#: The pack message a reader sees when the model could not be reached. The messages
+#: schema has no key of its own for it yet; "the answer was stopped" is the closest
+#: fixed text, and never claims the site lacks the answer or that it was cut short.
+MODEL_ERROR_MESSAGE = "gate_stop"
 
 #: Overview topic -> the record kinds that answer it (see docs/corpus.md).
 TOPIC_KINDS: dict[str, tuple[str, ...]] = {
@@ -97,6 +108,8 @@ class Answer:
     cost_tokens: int | None = None
     model: str | None = None
     embedder: str | None = None
+    #: For the operator, never the reader: why the model or the ledger failed.
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with stable keys."""
@@ -115,6 +128,7 @@ class Answer:
             "model": self.model,
             "embedder": self.embedder,
             "followup": asdict(self.followup) if self.followup else None,
+            "error": self.error,
         }
         if self.retrieval is not None:
             r = self.retrieval
@@ -271,6 +285,8 @@ class Runner:
             raise UnknownLocaleError(
                 f"unknown reader locale {locale!r}; loaded: {', '.join(self.packs.locales)}"
             )
+        if not question.strip():
+            raise EmptyQuestionError("the question is empty")
         if len(question) > MAX_QUESTION_CHARS:
             raise InputTooLargeError(
                 f"question of {len(question)} characters exceeds {MAX_QUESTION_CHARS}"
@@ -410,7 +426,7 @@ class Runner:
                 if _engine.has_han(name)
                 else rf"(?<!\w){regex.escape(name)}(?!\w)"
             )
-            norm = regex.sub(pat, " ", norm, timeout=1.0)
+            norm = regex.sub(pat, " ", norm, timeout=REGEX_TIMEOUT)
         return " ".join(norm.split())
 
     def _mentions_subject(self, question: str, locale: str, names: Sequence[str]) -> bool:
@@ -420,7 +436,7 @@ class Runner:
             if not w:
                 continue
             pat = regex.escape(w) if _engine.has_han(w) else rf"(?<!\w){regex.escape(w)}(?!\w)"
-            if regex.search(pat, norm, timeout=1.0):
+            if regex.search(pat, norm, timeout=REGEX_TIMEOUT):
                 return True
         return False
 
@@ -462,8 +478,10 @@ class Runner:
         prompt = Prompt(question, tuple(s.text for s in sources), loc, self.max_output_tokens, kind)
         decision = self.ledger.reserve(prompt.render(), self.max_output_tokens)
         if not decision.allowed:
+            error = None
             if decision.code == "UNAVAILABLE":
                 trace.append(LEDGER_UNAVAILABLE)
+                error = f"budget ledger unavailable: {self.ledger.error or 'unknown error'}"
             trace.append(BUDGET_EXHAUSTED)
             text = self.packs.message(loc, "budget_exhausted")
             yield text
@@ -473,6 +491,7 @@ class Runner:
                 trace=tuple(trace),
                 locale=loc,
                 sources=sources,
+                error=error,
                 **extras,
             )
             return
@@ -481,7 +500,7 @@ class Runner:
         pieces: list[str] = []
         code = ok_code
         stream: ModelStream | None = None
-        state: dict[str, Any] = {"error": None, "no_answer": False}
+        state: dict[str, Any] = {"error": None, "no_answer": False, "unavailable": None}
         cost = 0
         try:
             stream = model.stream(prompt)
@@ -508,11 +527,19 @@ class Runner:
                     code = TRUNCATED
         except ModelError as exc:
             state["error"] = str(exc)
+            if isinstance(exc, ModelUnavailableError):
+                state["unavailable"] = exc
         finally:
             received = stream.received if stream is not None else ""
             usage = stream.usage if stream is not None else None
+            unavailable: ModelUnavailableError | None = state["unavailable"]
             if usage is not None:
                 cost = usage.prompt_tokens + usage.completion_tokens
+            elif unavailable is not None and not received:
+                # Nothing streamed. Refused, unknown host, HTTP error: the provider
+                # accepted nothing and bills nothing. A timeout after the request was
+                # sent may have been billed for the prompt: count it, never the output.
+                cost = utf8_tokens(prompt.render()) if unavailable.billable else 0
             else:
                 cost = utf8_tokens(prompt.render()) + utf8_tokens(received)
             if stream is not None:
@@ -527,8 +554,9 @@ class Runner:
         elif state["error"] is not None:
             trace.append(MODEL_ERROR)
             if not any(p.strip() for p in pieces):
-                text = self.packs.message(loc, "truncated")
-                pieces.append(text)
+                # Never the truncation notice: nothing was cut, nothing came.
+                text = self.packs.message(loc, MODEL_ERROR_MESSAGE)
+                pieces = [text]
                 yield text
             code = MODEL_ERROR
         if code == ANSWERED:
@@ -541,6 +569,7 @@ class Runner:
             sources=sources,
             cost_tokens=cost,
             model=getattr(model, "name", None),
+            error=state["error"],
             **extras,
         )
 
@@ -573,3 +602,5 @@ def _guarded(stream: ModelStream, state: dict[str, Any]) -> Iterator[str]:
             yield buf
     except ModelError as exc:
         state["error"] = str(exc)
+        if isinstance(exc, ModelUnavailableError):
+            state["unavailable"] = exc
