@@ -104,9 +104,9 @@ def make_sentences(rng: random.Random, count: int) -> list[tuple[str, str]]:
 class NaiveGate(SentenceGate):
     """The obvious implementation: re-normalise and re-tokenise the sources on every check."""
 
-    def _verdict(self, sentence: str) -> Verdict:
+    def _verdict(self, sentence: str, answer_locale: str | None = None) -> Verdict:
         self._keys = [value_keys(normalise(s)) for s in self.sources]
-        return super()._verdict(sentence)
+        return super()._verdict(sentence, answer_locale)
 
 
 class _NoFirstPerson:

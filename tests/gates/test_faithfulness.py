@@ -50,7 +50,7 @@ POLICY_ZH = (
         ("20", "Standard plan includes 20 seats", "Enterprise", "subject_not_in_quote"),
         ("20", "Standard plan includes 20 seats!", None, "quote_not_in_evidence"),
         ("20", "", None, "empty_quote"),
-        (None, "Enterprise: unlimited seats", "Enterprise", None),  # null + quote is legal
+        ("unlimited", "Enterprise: unlimited seats", "Enterprise", None),
         ("unlimited", "Enterprise: unlimited seats", None, None),
         (False, "extra seats cost 8 per seat per month, excluding tax", None, None),
         (True, "extra seats cost 8 per seat per month, excluding tax", None, "value_not_in_quote"),
@@ -68,7 +68,7 @@ def test_accept_zh_subject_must_share_the_quote(packs):
     # 20 and 企业版 both occur in the evidence, but never in one quote (seed §8.5)
     assert not accept("seats", "20", "标准版包含 20 个席位", POLICY_ZH, "企业版", packs=packs).ok
     assert accept("seats", "20", "标准版包含 20 个席位", POLICY_ZH, "标准版", packs=packs).ok
-    assert accept("seats", None, "企业版不限席位", POLICY_ZH, "企业版", packs=packs).ok
+    assert accept("seats", "unlimited", "企业版不限席位", POLICY_ZH, "企业版", packs=packs).ok
 
 
 # ----------------------------------------------------------------------------- audit

@@ -13,7 +13,7 @@ from guardlex.errors import InputTooLargeError
 from guardlex.runner.build import build_store
 from guardlex.runner.costs import BudgetLedger, RateLimiter
 from guardlex.runner.embeddings import HashingEmbedder
-from guardlex.runner.errors import ModelError, StoreError
+from guardlex.runner.errors import EmptyQuestionError, ModelError, StoreError
 from guardlex.runner.models import (
     CitesMissingSource,
     InventsNumber,
@@ -192,7 +192,9 @@ def test_model_error_is_reported_and_costed(tiny_store, fake_packs) -> None:
     r = Runner(tiny_store, fake_packs, model=Failing)
     a = r.ask(GOOD_Q)
     assert a.code == "MODEL_ERROR" and "MODEL_ERROR" in a.trace
-    assert a.text == "TRUNCATED-TEXT-en"
+    assert "TRUNCATED" not in a.trace
+    assert a.text == "GATE-STOP-TEXT-en"  # a fixed text, never the truncation notice
+    assert a.error == "endpoint unreachable"
     assert r.ledger.usage()[1] == 0  # the reservation was released
 
 
@@ -269,6 +271,10 @@ FIXED = {f"{v}-{loc}" for v in MESSAGES.values() for loc in ("en", "es", "zh")}
 @given(st.text(max_size=120))
 def test_every_answer_is_fixed_text_or_gated_text(question: str) -> None:
     r = _PROPERTY_RUNNER
+    if not question.strip():
+        with pytest.raises(EmptyQuestionError):  # a user mistake, never a silent answer
+            r.ask(question)
+        return
     a = r.ask(question)
     assert a.code in {
         "REFUSED",

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "through the sentence gate. Runs offline with the scripted model by default."
         ),
     )
-    p.add_argument("question", metavar="QUESTION", help="the reader's question")
+    p.add_argument("question", metavar="QUESTION", help="the reader's question (not empty)")
     p.add_argument(
         "--previous",
         metavar="Q",
@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--embedder",
         default=None,
-        help="embedding model (default: the one the store was built with)",
+        help="embedding model: hashing-bow-256 or all-MiniLM-L6-v2 (default: the one the "
+        "store was built with; another one is an error)",
     )
     p.add_argument(
         "--model",
@@ -81,7 +82,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--max-output-tokens",
         type=int,
         default=None,
-        help="output limit per answer, reserved in full by the budget guard",
+        help="output limit per answer, reserved in full by the budget guard (default: 1024)",
     )
     p.add_argument(
         "--ledger",
@@ -115,22 +116,39 @@ def _run(args: argparse.Namespace) -> int:
     require_numpy()
     from guardlex.runner.build import cache_dir, runner_for, sample_packs, sample_store
     from guardlex.runner.costs import RateLimiter
-    from guardlex.runner.errors import RunnerError
-    from guardlex.runner.models import Model, OpenAIChatModel
-    from guardlex.runner.pipeline import Answer
+    from guardlex.runner.embeddings import DEFAULT_EMBEDDER, check_embedder_name
+    from guardlex.runner.errors import EmptyQuestionError, RunnerError, StoreError
+    from guardlex.runner.models import Model, OpenAIChatModel, check_endpoint
+    from guardlex.runner.pipeline import LEDGER_UNAVAILABLE, MODEL_ERROR, Answer
     from guardlex.runner.store import Store
 
+    # User mistakes are errors before anything is built: never a silent fallback.
+    if not args.question.strip():
+        raise EmptyQuestionError("the question is empty")
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise RunnerError("--threshold must be between 0 and 1")
+    if args.max_output_tokens is not None and args.max_output_tokens < 1:
+        raise RunnerError("--max-output-tokens must be at least 1")
+    if args.monthly_cap < 0:
+        raise RunnerError("--monthly-cap must be 0 or more")
+    embedder = check_embedder_name(args.embedder) if args.embedder else None
+    key: str | None = None
+    if args.model == "openai":
+        key = os.environ.get(args.api_key_env) or None
+        check_endpoint(args.base_url, key)  # a missing key fails here, before any request
     packs = None
     if args.store:
         store = Store.open(args.store, create=False)
+        if embedder is not None and store.embedder_name not in (None, embedder):
+            raise StoreError(
+                f"{args.store} was built with embedder {store.embedder_name!r}, not "
+                f"{embedder!r}: drop --embedder or re-index with it"
+            )
     else:
         packs = sample_packs()
-        store = sample_store(packs=packs)
+        store = sample_store(embedder or DEFAULT_EMBEDDER, packs=packs)
     model_factory: Callable[[], Model] | None = None  # the runner's scripted model
     if args.model == "openai":
-        key = os.environ.get(args.api_key_env)
 
         def openai_model() -> Model:
             return OpenAIChatModel(args.base_url, args.model_name, api_key=key)
@@ -151,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
         limiter = RateLimiter(ledger_path or str(cache_dir() / "ledger.sqlite"))
     runner = runner_for(
         store,
-        embedder=args.embedder,
+        embedder=embedder,
         model=model_factory,
         ledger_path=ledger_path,
         monthly_cap=args.monthly_cap,
@@ -179,4 +197,19 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write("\n")
         print(f"[{' '.join(answer.trace)}]", file=sys.stderr)
+    # The reader got a fixed text; the operator gets one line saying what broke.
+    if LEDGER_UNAVAILABLE in answer.trace:
+        print(
+            f"guardlex: warning: budget ledger unavailable, turn refused: {runner.ledger.error}",
+            file=sys.stderr,
+        )
+    if limiter is not None and "RATE_LIMIT_UNAVAILABLE" in answer.trace:
+        print(
+            f"guardlex: warning: rate-limit counters unavailable, turn let through: "
+            f"{limiter.error}",
+            file=sys.stderr,
+        )
+    if answer.code == MODEL_ERROR:
+        print(f"guardlex: error: {answer.error}", file=sys.stderr)
+        return 1
     return 0

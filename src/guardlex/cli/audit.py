@@ -178,6 +178,19 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _dispatch(request: Mapping[str, Any], args: argparse.Namespace, packs: Any) -> int:
+    """Run the request; a wrongly typed value in a JSON request is a usage error."""
+    if "field" in request and "quote" in request and request.get("value") is None:
+        raise GuardlexError(
+            "'value' is missing or null: give the extracted value "
+            '("unlimited" for an unlimited count, true/false for a polarity)'
+        )
+    try:
+        return _run_request(request, args, packs)
+    except TypeError as exc:
+        raise GuardlexError(f"bad request: {exc}") from None
+
+
+def _run_request(request: Mapping[str, Any], args: argparse.Namespace, packs: Any) -> int:
     from guardlex.gates import accept, audit, resolve
 
     locale = request.get("locale") or args.locale

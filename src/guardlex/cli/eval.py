@@ -86,6 +86,10 @@ def _run(args: argparse.Namespace) -> int:
         golden = Path(args.golden)
         if not golden.is_dir():
             raise RunnerError(f"{golden}: no such folder of golden files")
+    from guardlex.runner.embeddings import check_embedder_name
+
+    if args.embedder is not None:
+        args.embedder = check_embedder_name(args.embedder)
     packs = sample_packs()
     bar = ProgressBar("building the sample store", enabled=not args.quiet)
     store = sample_store(

@@ -10,11 +10,19 @@ from pathlib import Path
 from guardlex.errors import GuardlexError
 
 EPILOG = """\
-exit status: 0 every sentence was released; 1 the gate stopped the answer or it was cut
-off mid-sentence; 2 a usage error (missing file, unknown locale).
+the answer (TEXT) can follow the source files directly, follow '--', come first, or be
+piped in: the last word after --sources is read as the answer when it is not an existing
+file and does not look like a file name (no spaces, with an extension or a '/').
 
-example:
-  guardlex gate --sources policy.txt -- "The standard plan includes 20 seats [1]."
+exit status: 0 every sentence was released; 1 the gate stopped the answer or it was cut
+off mid-sentence; 2 a usage error (missing source file, unknown locale, bad number).
+
+examples:
+  guardlex gate --sources a.txt b.txt "The standard plan includes 20 seats [1]."
+  guardlex gate --sources a.txt -- "The standard plan includes 20 seats [1]."
+  guardlex gate "The standard plan includes 20 seats [1]." --sources a.txt
+  echo "The standard plan includes 20 seats [1]." | guardlex gate --sources a.txt
+  guardlex gate --sources a.txt --sources b.txt --json --chunk-size 4 < answer.txt
 """
 
 
@@ -33,21 +41,30 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.add_argument(
         "--sources",
         nargs="+",
+        action="extend",
         required=True,
         metavar="FILE",
-        help="source files (UTF-8), cited in the answer as [1], [2] ... in this order",
+        help=(
+            "source files (UTF-8), cited in the answer as [1], [2] ... in this order; "
+            "repeatable (--sources a.txt --sources b.txt)"
+        ),
     )
     p.add_argument(
         "text",
         nargs="?",
-        default="-",
+        default=None,
         metavar="TEXT|-",
-        help="the answer to gate; '-' or nothing reads standard input",
+        help=(
+            "the answer to gate, with its citation markers; '-' or nothing reads standard "
+            "input (see below for where it may stand)"
+        ),
     )
     p.add_argument("--json", action="store_true", help="print the events and outcome as JSON")
     p.add_argument(
         "--locale",
-        help="the reader's locale (first-person list and messages); default: detected",
+        help=(
+            "the reader's locale (first-person list and messages); default: detected on the answer"
+        ),
     )
     p.add_argument(
         "--min-words",
@@ -59,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.add_argument(
         "--no-faithful",
         action="store_true",
-        help="only the four string checks; skip the unit, polarity and unlimited audit",
+        help="only the string checks; skip the unit, polarity, unlimited and subject audit",
     )
     p.add_argument(
         "--subject",
@@ -85,12 +102,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.set_defaults(func=_run)
 
 
+def _looks_like_path(word: str) -> bool:
+    """A word that names a file rather than an answer: no spaces, and a '/' or an
+    extension ("policy.txt"); "Yes." and "See [1]." are answers."""
+    if not word or any(ch.isspace() for ch in word):
+        return False
+    if "/" in word or "\\" in word:
+        return True
+    stem, dot, ext = word.rpartition(".")
+    return bool(stem and dot and ext and len(ext) <= 5 and ext.isascii() and ext.isalnum())
+
+
+def split_sources(sources: list[str], text: str | None) -> tuple[list[str], str]:
+    """The source files and the answer argument.
+
+    ``--sources`` takes every word up to the next flag, so ``--sources a.txt b.txt TEXT``
+    hands TEXT to it: when no answer was given separately, its last word is the answer
+    if it is ``-`` or is neither an existing file nor file-like."""
+    if text is not None or len(sources) < 2:
+        return sources, "-" if text is None else text
+    last = sources[-1]
+    if last == "-" or (not Path(last).exists() and not _looks_like_path(last)):
+        return sources[:-1], last
+    return sources, "-"
+
+
 def read_text_file(path: str, what: str) -> str:
     """Read a UTF-8 file or raise a one-line ``GuardlexError``."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise GuardlexError(f"{what} not found: {path}") from None
+        hint = " (to give the answer as text, put it after '--')" if what == "source file" else ""
+        raise GuardlexError(f"{what} not found: {path}{hint}") from None
     except IsADirectoryError:
         raise GuardlexError(f"{what} is a directory, not a file: {path}") from None
     except UnicodeDecodeError:
@@ -113,8 +156,9 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.gates import SentenceGate, Stopped, Truncated
     from guardlex.gates.sentence import MIN_WORDS
 
-    sources = [read_text_file(path, "source file") for path in args.sources]
-    text = read_text_arg(args.text, "answer text")
+    paths, text_arg = split_sources(args.sources, args.text)
+    sources = [read_text_file(path, "source file") for path in paths]
+    text = read_text_arg(text_arg, "answer text")
     if args.min_words is not None and args.min_words < 1:
         raise GuardlexError("--min-words must be at least 1")
     if args.chunk_size < 0:

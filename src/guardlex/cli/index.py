@@ -53,9 +53,11 @@ def _run(args: argparse.Namespace) -> int:
     require_numpy()
     from guardlex.runner.build import build_store
     from guardlex.runner.corpus import Site, load_folder
-    from guardlex.runner.embeddings import DEFAULT_EMBEDDER
+    from guardlex.runner.embeddings import DEFAULT_EMBEDDER, check_embedder_name
     from guardlex.runner.progress import ProgressBar
 
+    if args.embedder is not None:
+        args.embedder = check_embedder_name(args.embedder)
     bar = ProgressBar("reading", enabled=not args.quiet)
     site = load_folder(
         Path(args.path),

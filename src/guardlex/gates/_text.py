@@ -31,6 +31,48 @@ TIMEOUT = 1.0
 __all__ = ["count_words", "normalise", "normalise_with_offsets"]  # one import place for the gates
 
 
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def require_str(value: object, name: str, *, optional: bool = False) -> str | None:
+    """``value`` if it is a ``str`` (or ``None`` when ``optional``), else a ``TypeError``
+    that names the argument and what was passed: a wrong type is never read silently."""
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    kind = "a str or None" if optional else "a str"
+    raise TypeError(f"{name} must be {kind}, not {type(value).__name__} ({_shown(value)})")
+
+
+def require_texts(value: object, name: str, *, limit: int = 100_000) -> list[str]:
+    """A list of texts from a list/tuple of ``str``; a bare ``str`` is refused (it would
+    otherwise become one text per character) and so is ``None``. More than ``limit``
+    items is an ``InputTooLargeError``."""
+    if isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a list of texts, not a str ({_shown(value)}); "
+            f"pass [text] for a single one"
+        )
+    if (
+        value is None
+        or isinstance(value, (bytes, bytearray, dict))
+        or not hasattr(value, "__iter__")
+    ):
+        raise TypeError(
+            f"{name} must be a list of texts (str), not {type(value).__name__} ({_shown(value)})"
+        )
+    items = list(value)
+    if len(items) > limit:
+        raise InputTooLargeError(f"{name} has {len(items)} items; the limit is {limit}.")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name}[{i}] must be a str, not {type(item).__name__} ({_shown(item)})"
+            )
+    return items
+
+
 def check_size(text: str | int, limit: int, what: str) -> None:
     """Refuse input above ``limit`` characters (a text, or a count of characters) with a
     message that says what to do."""

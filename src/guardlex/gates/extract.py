@@ -19,9 +19,16 @@ from typing import Any
 
 import regex
 
-from guardlex.gates._text import TIMEOUT, normalise
+from guardlex.gates._text import TIMEOUT, check_size, normalise, require_str
 from guardlex.gates._vocab import Vocab, default_packs, vocab_for
-from guardlex.gates.faithfulness import UNLIMITED, analyse, mentions
+from guardlex.gates.faithfulness import (
+    MAX_NAME_CHARS,
+    UNLIMITED,
+    _stopwords,
+    analyse,
+    documents_of,
+    mentions,
+)
 from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import Evidence, Fact, PacksLike
 
@@ -54,6 +61,58 @@ def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
                     rates.add(t)
             after_per = False
     return tokens, rates
+
+
+#: Field words that ask for a price: a number with money or a rate attached answers them
+#: ("price", "seat_price" <- "costs 8 EUR per seat per month"). Normalised spellings.
+PRICE_WORDS = frozenset(
+    [
+        "price",
+        "prices",
+        "cost",
+        "costs",
+        "fee",
+        "fees",
+        "rate",
+        "pricing",
+        "precio",
+        "precios",
+        "costo",
+        "coste",
+        "tarifa",
+        "preco",
+        "precos",
+        "custo",
+        "valor",
+        "prix",
+        "cout",
+        "tarif",
+        "preis",
+        "preise",
+        "kosten",
+        "gebuhr",
+        "цена",
+        "цены",
+        "стоимость",
+        "тариф",
+        "قیمت",
+        "هزینه",
+        "نرخ",
+        "سعر",
+        "تکلفه",
+        "تكلفة",
+        "رسوم",
+        "कीमत",
+        "मूल्य",
+        "दाम",
+        "शुल्क",
+        "价格",
+        "价钱",
+        "费用",
+        "单价",
+        "收费",
+    ]
+)
 
 
 def _similar(a: str, b: str) -> bool:
@@ -105,7 +164,13 @@ def extract_facts(
     against unit words and clause words, so name fields as a reader would
     (``seats_included``, ``price_per_seat``, ``存储空间``, ``цена_за_место``).
     """
-    vocab = vocab_for(packs if packs is not None else default_packs())
+    require_str(field, "field")
+    require_str(subject, "subject", optional=True)
+    check_size(field, MAX_NAME_CHARS, "the field name")
+    docs = documents_of(documents)
+    the_packs = packs if packs is not None else default_packs()
+    vocab = vocab_for(the_packs)
+    stop = _stopwords(the_packs, None)
     tokens, rates = _field_tokens(field, vocab)
     if not tokens:
         return []
@@ -113,20 +178,21 @@ def extract_facts(
         pair
         for t in tokens
         for form, entries in vocab.polarity_of.items()
-        if t in form.split() or (_han(t) and t in form)
+        if t in form.split() or (_han(t) and (t in form or (len(form) >= 2 and form in t)))
         for pair, _ in entries
     }
     norm_subject = normalise(subject) if subject else None
     facts: list[Fact] = []
-    for item in documents:
-        doc = item if isinstance(item, Evidence) else Evidence.from_mapping(item)
+    for doc in docs:
         for sentence in split_sentences(doc.text, vocab.is_abbreviation):
             if sentence not in doc.text:
                 continue
             if norm_subject and not mentions(normalise(sentence), norm_subject):
                 continue
             facts.extend(
-                _from_sentence(field, sentence, doc.doc, tokens, rates, polar_pairs, vocab, subject)
+                _from_sentence(
+                    field, sentence, doc.doc, tokens, rates, polar_pairs, vocab, subject, stop
+                )
             )
     return facts
 
@@ -140,23 +206,34 @@ def _from_sentence(
     polar_pairs: set[int],
     vocab: Vocab,
     subject: str | None,
+    stop: frozenset[str] = frozenset(),
 ) -> list[Fact]:
-    an = analyse(sentence, vocab, sentences=False)
+    an = analyse(sentence, vocab, stop, sentences=False)
     out: list[Fact] = []
     clause_words = [
         [w for w in regex.findall(r"\w+", c.text, timeout=TIMEOUT) if not w.isdigit()]
         for c in an.clauses
     ]
     polar_words = {w for form in vocab.polarity_of for w in form.split()}
+    pair_words: dict[int, set[str]] = {}
+    for form, entries in vocab.polarity_of.items():
+        for pair, _ in entries:
+            if " " not in form:
+                pair_words.setdefault(pair, set()).add(form)
     # the words that name the thing counted or priced, not its polarity ("tax" in tax_included)
     other_tokens = [t for t in tokens if not any(_similar(t, w) for w in polar_words)]
-    count_tokens = [t for t in other_tokens if t not in rates]
+    price = any(t in PRICE_WORDS or normalise(t) in PRICE_WORDS for t in other_tokens)
+    count_tokens = [t for t in other_tokens if t not in rates and t not in PRICE_WORDS]
     field_units = {u for t in count_tokens for u in _token_units(t, vocab)}
     # numbers
     for n in an.numbers:
         if rates:
             # a price per seat needs "per seat" attached; "20 seats" is a count, not a rate
             hit = all(_matches(t, (), n.rate, vocab) for t in rates)
+        elif price:
+            # "seat_price", "price": money or a rate attached, and the field's unit as a rate
+            near = n.rate | an.clauses[n.clause].units
+            hit = (n.money or bool(n.rate)) and (not field_units or bool(field_units & near))
         elif field_units:
             # a count of the field's unit: "20 seats" (but "8 per seat" is a rate)
             own = n.units - n.rate
@@ -174,15 +251,25 @@ def _from_sentence(
             _matches(t, clause_words[idx], c.units, vocab) for t in count_tokens
         ):
             out.append(Fact(field, UNLIMITED, sentence, doc, subject))
-    # polarity, unless the field was answered with a number here ("includes 20 seats")
+    # polarity, unless the field was answered with a number here ("includes 20 seats"):
+    # each polarity word is read with what it is said of (its clause's other words), so
+    # "Support is not included" answers support_included / support (False), and never
+    # tax_included; a polarity word that is itself the subject of the next one ("support"
+    # before "is not included") was already dropped by ``analyse``
     if polar_pairs and not out:
-        for idx, c in enumerate(an.clauses):
-            signs = {p.sign for p in c.polar if p.pair in polar_pairs}
-            if len(signs) != 1:
-                continue
-            if other_tokens and not any(
-                _matches(t, clause_words[idx], c.units, vocab) for t in other_tokens
-            ):
-                continue
+        signs: set[str] = set()
+        for c in an.clauses:
+            for p in c.polar:
+                # the words that name this predicate: its single-word forms and the matched
+                # form itself ("plus tax" names tax, but "included" does not)
+                names = pair_words.get(p.pair, set()) | set(p.form.split())
+                named = [t for t in tokens if any(_similar(t, w) for w in names)]
+                subject_tokens = [t for t in tokens if t not in named]
+                if not named and p.pair not in polar_pairs:
+                    # a field of subject words only ("support"): the predicate's sign
+                    subject_tokens = list(tokens)
+                if all(_matches(t, p.about, c.units, vocab) for t in subject_tokens):
+                    signs.add(p.sign)
+        if len(signs) == 1:
             out.append(Fact(field, signs.pop() == "+", sentence, doc, subject))
     return out

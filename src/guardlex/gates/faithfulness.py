@@ -21,25 +21,36 @@ vocabulary does not know passes them, it is not judged.
 
 from __future__ import annotations
 
+import functools
 import operator
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from fractions import Fraction
 from typing import Any
 
 import regex
 
+from guardlex.errors import InputTooLargeError
 from guardlex.gates._text import (
     TIMEOUT,
     Value,
     check_size,
     normalise,
     number_readings,
+    require_str,
+    require_texts,
     values,
 )
-from guardlex.gates._vocab import Vocab, default_packs, vocab_for, words_of
+from guardlex.gates._vocab import (
+    PhraseMatcher,
+    Vocab,
+    default_packs,
+    runs,
+    vocab_for,
+    words_of,
+)
 from guardlex.gates.errors import FormulaError
 from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import (
@@ -69,6 +80,12 @@ from guardlex.gates.types import (
 #: Size limits (characters) for one answer and for all quotes or evidence together.
 MAX_ANSWER_CHARS = 100_000
 MAX_EVIDENCE_CHARS = 5_000_000
+#: Limits: quotes per audit, subject names, computed values, characters of a field name,
+#: a subject name or a formula.
+MAX_QUOTES = 10_000
+MAX_SUBJECTS = 1_000
+MAX_COMPUTED = 1_000
+MAX_NAME_CHARS = 1_000
 
 #: The canonical value an extracted "unlimited" fact carries.
 UNLIMITED = "unlimited"
@@ -109,6 +126,7 @@ class _Number:
     context: frozenset[str]  # attached units plus every unit named in its clause
     clause: int
     sentence: int
+    money: bool = False  # a currency sign or word next to it ("8 EUR", "$8", "500 هزار تومان")
 
 
 @dataclass(frozen=True)
@@ -177,6 +195,150 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
+#: Currency and magnitude words read as the money unit next to a number, not as a noun
+#: ("8 EUR per seat", "900 руб. в месяц", "500 هزار تومان"); currency signs (Unicode
+#: category Sc: € $ ¥ ₹ ₽ ﷼) count too. Matched after normalisation (lower case, no accents).
+MONEY_WORDS = tuple(
+    [
+        "eur",
+        "euro",
+        "euros",
+        "usd",
+        "dollar",
+        "dollars",
+        "dolar",
+        "dolares",
+        "dolares",
+        "gbp",
+        "chf",
+        "jpy",
+        "cny",
+        "rmb",
+        "inr",
+        "rs",
+        "rupee",
+        "rupees",
+        "rub",
+        "brl",
+        "real",
+        "reais",
+        "sar",
+        "aed",
+        "egp",
+        "irr",
+        "irt",
+        "toman",
+        "tomans",
+        "rial",
+        "k",
+        "mil",
+        "mille",
+        "thousand",
+        "million",
+        "tausend",
+        "mio",
+        "tsd.",
+        "руб",
+        "руб.",
+        "рубль",
+        "рубля",
+        "рублей",
+        "р.",
+        "тыс",
+        "тыс.",
+        "млн",
+        "млн.",
+        "долл",
+        "долл.",
+        "доллар",
+        "доллара",
+        "долларов",
+        "евро",
+        "تومان",
+        "ریال",
+        "ريال",
+        "درهم",
+        "دینار",
+        "دينار",
+        "جنيه",
+        "دولار",
+        "یورو",
+        "يورو",
+        "هزار",
+        "میلیون",
+        "ألف",
+        "الف",
+        "مليون",
+        "रुपये",
+        "रुपए",
+        "रुपया",
+        "रु",
+        "रु.",
+        "हज़ार",
+        "हजार",
+        "लाख",
+        "करोड़",
+        "元",
+        "块",
+        "人民币",
+        "美元",
+        "欧元",
+        "万",
+        "千",
+        "万元",
+        "千元",
+    ]
+)
+
+
+@functools.cache
+def _money_words() -> frozenset[str]:
+    out: set[str] = set()
+    for word in MONEY_WORDS:
+        out.add(word)
+        out.add(normalise(word))
+    return frozenset(out)
+
+
+def _money_at(text: str, pos: int) -> int:
+    """End of a currency sign or money word at ``pos`` (with an abbreviation's dot), or
+    ``pos``."""
+    if pos >= len(text):
+        return pos
+    ch = text[pos]
+    if unicodedata.category(ch) == "Sc":
+        return pos + 1
+    money = _money_words()
+    if _is_han(ch):
+        for size in (3, 2, 1):
+            if text[pos : pos + size] in money:
+                return pos + size
+        return pos
+    end = pos
+    while end < len(text) and text[end].isalpha() and not _is_han(text[end]):
+        end += 1
+    if end == pos:
+        return pos
+    if end < len(text) and text[end] == "." and text[pos : end + 1] in money:
+        return end + 1
+    return end if text[pos:end] in money else pos
+
+
+def _money_before(text: str, start: int) -> bool:
+    """A currency sign or code right before a number: "$8", "R$ 49", "€ 8", "EUR 8"."""
+    q = start
+    while q > 0 and text[q - 1].isspace():
+        q -= 1
+    if q == 0:
+        return False
+    if unicodedata.category(text[q - 1]) == "Sc":
+        return True
+    b = q
+    while b > 0 and text[b - 1].isalpha() and not _is_han(text[b - 1]):
+        b -= 1
+    return b < q and text[b:q] in _money_words()
+
+
 def _skip_token(text: str, pos: int) -> int:
     """End of one skippable token at ``pos`` (a currency, a classifier 个, a word), or ``pos``."""
     if pos >= len(text):
@@ -190,17 +352,25 @@ def _skip_token(text: str, pos: int) -> int:
     return end
 
 
-def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], frozenset[str]]:
+def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], frozenset[str], bool]:
     """Units attached to the number at ``start:end`` ("20 seats", "8 EUR per seat per month",
-    "8 元/席位/月", a rate right before it: "每席位每月 8 元"), and which of them are rates."""
+    "8 元/席位/月", a rate right before it: "每席位每月 8 元"), which of them are rates,
+    and whether money is named next to it (currency words are skipped, not units)."""
     norm = scan.norm
     units: set[str] = set()
     rate: set[str] = set()
     pos = end
     skipped = False
     after_per = False
+    money = _money_before(norm, start)
     while pos < len(norm):
         p = _skip_space(norm, pos)
+        if not units and p not in scan.unit_at:
+            nxt = _money_at(norm, p)
+            if nxt > p:
+                money = True
+                pos = nxt
+                continue
         if p in scan.per_at:
             pos = scan.per_at[p]
             after_per = True
@@ -227,6 +397,11 @@ def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], fro
         if q2 not in scan.unit_to:
             break
         u_start, unit = scan.unit_to[q2]
+        if u_start in scan.per_at:  # a unit that starts with its rate word: 每月
+            units.add(unit)
+            rate.add(unit)
+            q = u_start
+            continue
         p2 = u_start
         while p2 > 0 and norm[p2 - 1].isspace():
             p2 -= 1
@@ -235,7 +410,7 @@ def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], fro
         units.add(unit)
         rate.add(unit)
         q = scan.per_to[p2]
-    return frozenset(units), frozenset(rate)
+    return frozenset(units), frozenset(rate), money
 
 
 def _clauses(norm: str, found: Sequence[Value]) -> list[tuple[int, int]]:
@@ -261,8 +436,69 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return text
 
 
+def _predicates(
+    norm: str, polar_m: list[tuple[int, int, str]], vocab: Vocab, stop: frozenset[str]
+) -> list[tuple[int, int, str]]:
+    """Polarity matches without those that are the subject of the next one: in "Support
+    is not included" / "技术支持不包含在内" the noun "support" (a form of "supported") is
+    what "not included" is said of. A match counts as a subject when a match of another
+    pair follows it with only stopwords between (one short word when no stopwords are
+    known)."""
+    if len(polar_m) < 2:
+        return polar_m
+    out = []
+    for (a, b, form), nxt in zip(polar_m, [*polar_m[1:], None], strict=True):
+        if nxt is not None:
+            pairs = {pair for pair, _ in vocab.polarity_of.get(form, ())}
+            next_pairs = {pair for pair, _ in vocab.polarity_of.get(nxt[2], ())}
+            between = norm[b : nxt[0]]
+            words = _WORD.findall(between, timeout=TIMEOUT)
+            plain = all(ch.isspace() or ch.isalnum() or ch in "'’" for ch in between)
+            if (
+                plain
+                and not pairs & next_pairs
+                and len(words) <= 3
+                and (all(w in stop for w in words) if stop else len(words) <= 1)
+            ):
+                continue
+        out.append((a, b, form))
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return [w for _, _, w in words_of(text)]
+
+
+def _about(
+    bare: str,
+    start: int,
+    end: int,
+    a: int,
+    b: int,
+    vocab: Vocab,
+    stop: frozenset[str],
+    cache: dict[tuple[int, int], frozenset[str]],
+) -> frozenset[str]:
+    """What the polarity word at ``start:end`` is said of: the distinctive words of its
+    clause ``a:b`` with only its own span blanked (Han runs have no spaces to split on),
+    or of its whole sentence when the clause has none ("It is, however, not included")."""
+    own = bare[:start] + " " * (end - start) + bare[end:]
+    mine = _content(_words(own[a:b]), vocab, stop)
+    if mine:
+        return mine
+    key = (start, end)
+    if key not in cache:
+        cache[key] = _content(_words(own), vocab, stop)
+    return cache[key]
+
+
 def analyse(
-    text: str, vocab: Vocab, stop: frozenset[str] = frozenset(), *, sentences: bool = True
+    text: str,
+    vocab: Vocab,
+    stop: frozenset[str] = frozenset(),
+    *,
+    sentences: bool = True,
+    prepared: tuple[str, list[Value]] | None = None,
 ) -> Analysis:
     """Analyse a text (an answer or a quote) into clauses and numbers with units.
 
@@ -277,14 +513,22 @@ def analyse(
     sentence_content: list[frozenset[str]] = []
     for s_idx, raw in enumerate(raw_sentences):
         first_clause = len(clauses)
-        norm = normalise(raw)
+        # the sentence gate has normalised the sentence and found its values already
+        norm = prepared[0] if prepared is not None and not sentences else normalise(raw)
         norm_sentences.append(norm)
-        found = values(norm, skip_enumerator=True)
+        found = (
+            prepared[1]
+            if prepared is not None and not sentences
+            else values(norm, skip_enumerator=True)
+        )
         all_words = words_of(norm)
-        polar_m = vocab.polarity_m.find(norm, all_words)
-        unlimited_m = vocab.unlimited_m.find(norm, all_words)
-        unit_m = [(a, b, vocab.unit_of(w) or w) for a, b, w in vocab.unit_m.find(norm, all_words)]
-        per_m = vocab.per_m.find(norm, all_words)
+        run = runs(norm, all_words)
+        polar_m = _predicates(norm, vocab.polarity_m.find(norm, all_words, run), vocab, stop)
+        unlimited_m = vocab.unlimited_m.find(norm, all_words, run)
+        unit_m = [
+            (a, b, vocab.unit_of(w) or w) for a, b, w in vocab.unit_m.find(norm, all_words, run)
+        ]
+        per_m = vocab.per_m.find(norm, all_words, run)
         scan = _Scan(
             norm,
             per_at={a: b for a, b, _ in per_m},
@@ -294,34 +538,23 @@ def analyse(
         )
         masked_spans = [(a, b) for a, b, _ in polar_m + unlimited_m]
         masked = _mask(norm, masked_spans) if masked_spans else norm
-        words = [(m.start(), m.group()) for m in _WORD.finditer(masked, timeout=TIMEOUT)]
-        if polar_m:
-            # every word except "unlimited" forms: a polarity form of one pair can be the
-            # subject of another ("Support is not included": support / not included)
-            bare = _mask(norm, [(a, b) for a, b, _ in unlimited_m]) if unlimited_m else norm
-            sent_about: dict[tuple[int, int], frozenset[str]] = {}
-        spans = _clauses(norm, found)
-        for a, b in spans:
+        words = [(a, w) for a, _, w in (words_of(masked) if masked_spans else all_words)]
+        # every word except "unlimited" forms: a polarity form of one pair can be the
+        # subject of another ("Support is not included": support / not included)
+        bare = _mask(norm, [(a, b) for a, b, _ in unlimited_m]) if unlimited_m else norm
+        sent_about: dict[tuple[int, int], frozenset[str]] = {}
+        for a, b in _clauses(norm, found):
 
             def inside(pos: int, a: int = a, b: int = b) -> bool:
                 return a <= pos < b
-
-            def about(start: int, end: int, a: int = a, b: int = b) -> frozenset[str]:
-                # only the polarity word's own span is blanked (Han runs have no spaces)
-                own = bare[:start] + " " * (end - start) + bare[end:]
-                mine = _content(_WORD.findall(own[a:b], timeout=TIMEOUT), vocab, stop)
-                if mine:
-                    return mine
-                key = (start, end)
-                if key not in sent_about:
-                    sent_about[key] = _content(_WORD.findall(own, timeout=TIMEOUT), vocab, stop)
-                return sent_about[key]
 
             clause = _Clause(
                 text=norm[a:b],
                 content=_content((w for pos, w in words if inside(pos)), vocab, stop),
                 polar=tuple(
-                    _Polar(pair, sign, form, about(start, end))
+                    _Polar(
+                        pair, sign, form, _about(bare, start, end, a, b, vocab, stop, sent_about)
+                    )
                     for start, end, form in polar_m
                     if inside(start)
                     for pair, sign in vocab.polarity_of.get(form, ())
@@ -333,9 +566,9 @@ def analyse(
             c_idx = len(clauses) - 1
             for v in found:
                 if v.kind == "number" and inside(v.start):
-                    attached, rate = _chain_units(scan, v.start, v.end)
+                    attached, rate, money = _chain_units(scan, v.start, v.end)
                     numbers.append(
-                        _Number(v, attached, rate, attached | clause.units, c_idx, s_idx)
+                        _Number(v, attached, rate, attached | clause.units, c_idx, s_idx, money)
                     )
                     keys.update(v.keys)
         sentence_content.append(frozenset().union(*(c.content for c in clauses[first_clause:])))
@@ -362,7 +595,15 @@ def _merge(analyses: Sequence[Analysis]) -> Analysis:
         content.extend(a.sentence_content)
         clauses.extend(a.clauses)
         numbers.extend(
-            _Number(n.value, n.units, n.rate, n.context, n.clause + c_off, n.sentence + s_off)
+            _Number(
+                n.value,
+                n.units,
+                n.rate,
+                n.context,
+                n.clause + c_off,
+                n.sentence + s_off,
+                n.money,
+            )
             for n in a.numbers
         )
         keys.update(a.keys)
@@ -390,6 +631,9 @@ class _Index:
     unlimited: list[_Clause]
     numbers_by_key: dict[str, list[_Number]]
     numbered_by_unit: dict[str, list[_Clause]]
+    numbers_by_unit: dict[str, list[_Number]]
+    claims: dict[tuple[frozenset[str], frozenset[str]], _Claim | bool] = field(default_factory=dict)
+    unit_groups: dict[frozenset[str], tuple[Any, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, evidence: Analysis) -> _Index:
@@ -409,9 +653,12 @@ class _Index:
             )
         numbers_by_key: dict[str, list[_Number]] = {}
         numbered_by_unit: dict[str, list[_Clause]] = {}
+        numbers_by_unit: dict[str, list[_Number]] = {}
         for n in evidence.numbers:
             for key in n.value.keys:
                 numbers_by_key.setdefault(key, []).append(n)
+            for unit in n.context:
+                numbers_by_unit.setdefault(unit, []).append(n)
             clause = evidence.clauses[n.clause]
             if not clause.unlimited:
                 for unit in n.context:
@@ -424,6 +671,7 @@ class _Index:
             [c for c in evidence.clauses if c.unlimited],
             numbers_by_key,
             numbered_by_unit,
+            numbers_by_unit,
         )
 
     def same_numbers(self, n: _Number) -> list[_Number]:
@@ -483,20 +731,29 @@ def _unlimited(answer: Analysis, ix: _Index, computed: set[str]) -> list[Violati
             continue
         clause = answer.clauses[n.clause]
         units = n.units or clause.units
-        limited = [c for c in ix.unlimited if c.units & units]
+        group = ix.unit_groups.get(frozenset(units))
+        if group is None:
+            limited = [c for c in ix.unlimited if c.units & units]
+            numbered = [c for unit in units for c in ix.numbered_by_unit.get(unit, ())]
+            common = (
+                frozenset.intersection(*(c.content for c in [*limited, *numbered]))
+                if limited
+                else frozenset()
+            )
+            group = (limited, numbered, common)
+            if len(ix.unit_groups) < 4096:
+                ix.unit_groups[frozenset(units)] = group
+        limited, numbered, common = group
         if not limited:
             continue
-        numbered = [c for unit in units for c in ix.numbered_by_unit.get(unit, ())]
-        candidates = [*limited, *numbered]
-        common = frozenset.intersection(*(c.content for c in candidates))
         mine = clause.content
 
         def score(c: _Clause, mine: frozenset[str] = mine, common: frozenset[str] = common) -> int:
             return _overlap(mine, c.content, common)
 
         best_limited = max(score(c) for c in limited)
-        best_numbered = max((score(c) for c in numbered), default=-1)
-        if best_limited > best_numbered:
+        # only whether some numbered claim scores as high matters (stops at the first)
+        if not any(score(c) >= best_limited for c in numbered):
             top = max(limited, key=score)
             out.append(
                 Violation(UNLIMITED_AS_NUMBER, n.value.text, f"evidence: {top.text.strip()}")
@@ -565,6 +822,26 @@ def _subjects(
     return out
 
 
+_Claim = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
+def _claims(ix: _Index, ev: Analysis, units: frozenset[str], keys: frozenset[str]) -> _Claim | bool:
+    """For a number of ``units`` with readings ``keys``: the words that tell the quoted
+    claims apart, those only of claims with other numbers, and those of its own claims
+    (``False`` when the quotes have no competing claims). Cached per index."""
+    by_id = {id(e): e for u in units for e in ix.numbers_by_unit.get(u, ())}
+    claims = by_id.values()
+    same = {e.sentence for e in claims if e.value.keys & keys}
+    other = {e.sentence for e in claims if not e.value.keys & keys} - same
+    if not same or not other:
+        return False
+    contents = [ev.sentence_content[i] for i in same | other]
+    distinctive = frozenset().union(*contents) - frozenset.intersection(*contents)
+    ours = frozenset().union(*(ev.sentence_content[i] for i in same))
+    theirs = frozenset().union(*(ev.sentence_content[i] for i in other)) - ours
+    return distinctive, theirs, ours
+
+
 def _switched_subject(answer: Analysis, ix: _Index, computed: set[str]) -> list[Violation]:
     """A quoted number moved to another claim of the same unit, found without a subject list.
 
@@ -581,18 +858,16 @@ def _switched_subject(answer: Analysis, ix: _Index, computed: set[str]) -> list[
         units = n.units or answer.clauses[n.clause].units
         if not units:
             continue
-        claims = [e for e in ev.numbers if e.context & units]
-        same = {e.sentence for e in claims if e.value.keys & n.value.keys}
-        other = {e.sentence for e in claims if not e.value.keys & n.value.keys} - same
-        if not same or not other:
+        key = (frozenset(units), n.value.keys)
+        claim = ix.claims.get(key)
+        if claim is None:
+            claim = _claims(ix, ev, key[0], n.value.keys)
+            if len(ix.claims) < 4096:
+                ix.claims[key] = claim
+        if not isinstance(claim, tuple):
             continue
-        contents = [ev.sentence_content[i] for i in same | other]
-        distinctive = frozenset().union(*contents) - frozenset.intersection(*contents)
+        distinctive, theirs, ours = claim
         mine = answer.sentence_content[n.sentence] & distinctive
-        theirs = frozenset().union(*(ev.sentence_content[i] for i in other)) - frozenset().union(
-            *(ev.sentence_content[i] for i in same)
-        )
-        ours = frozenset().union(*(ev.sentence_content[i] for i in same))
         if mine & theirs and not mine & ours:
             word = sorted(mine & theirs)[0]
             out.append(Violation(SUBJECT_MISMATCH, n.value.text, f"said of: {word}"))
@@ -750,6 +1025,22 @@ def _stopwords(packs: PacksLike | None, locales: Sequence[str] | None) -> frozen
     return words
 
 
+_RELEVANCE: dict[int, tuple[Vocab, PhraseMatcher]] = {}
+
+
+def _relevance_matcher(vocab: Vocab) -> PhraseMatcher:
+    """One matcher for polarity forms and unit words together (built once per vocabulary),
+    so the gate decides with one scan whether a sentence needs the audit."""
+    hit = _RELEVANCE.get(id(vocab))
+    if hit is not None and hit[0] is vocab:
+        return hit[1]
+    matcher = PhraseMatcher([*vocab.polarity_of, *vocab.units], vocab.unit_m.proclitics)
+    if len(_RELEVANCE) > 64:
+        _RELEVANCE.clear()
+    _RELEVANCE[id(vocab)] = (vocab, matcher)
+    return matcher
+
+
 class Auditor:
     """Evidence analysed once, then many answers or sentences audited against it.
 
@@ -764,6 +1055,11 @@ class Auditor:
         locale: str | None = None,
         subjects: Sequence[str] = (),
     ) -> None:
+        quotes = require_texts(quotes, "quotes", limit=MAX_QUOTES)
+        require_str(locale, "locale", optional=True)
+        subjects = require_texts(subjects, "subjects", limit=MAX_SUBJECTS)
+        for name in subjects:
+            check_size(name, MAX_NAME_CHARS, "a subject name")
         check_size(sum(len(q) for q in quotes), MAX_EVIDENCE_CHARS, "the quotes together")
         self.packs = _packs(packs)
         locales = [locale] if locale else None
@@ -793,11 +1089,18 @@ class Auditor:
         return index
 
     def relevant(self, norm_answer: str, has_numbers: bool) -> bool:
-        """Whether an audit can find anything: the answer has a number, or a polarity word
-        of the packs (a cheap test the sentence gate runs before a full audit)."""
+        """Whether an audit without the number check can find anything (one scan the
+        sentence gate runs before a full audit): a polarity word, or a number with a unit
+        word (units, "unlimited" and switched subjects are all read through units) or a
+        subject list."""
+        if has_numbers and self.subjects:
+            return True
+        hits = _relevance_matcher(self.vocab).find(norm_answer)
+        if not hits:
+            return False
         if has_numbers:
             return True
-        return bool(self.vocab.polarity_m.find(norm_answer))
+        return any(form in self.vocab.polarity_of for _, _, form in hits)
 
     def audit(
         self,
@@ -807,14 +1110,35 @@ class Auditor:
         which: Sequence[int] | None = None,
         numbers: bool = True,
         one_sentence: bool = False,
+        prepared: tuple[str, list[Value]] | None = None,
     ) -> list[Violation]:
         """Violations of ``answer`` against the quotes (all, or the given 0-based ones).
 
         ``numbers=False`` leaves out ``number_not_in_quote`` (the sentence gate has its own
-        value check); ``one_sentence`` skips segmentation of an answer known to be one.
+        value check); ``one_sentence`` skips segmentation of an answer known to be one, and
+        ``prepared`` (its ``normalise`` and ``values(..., skip_enumerator=True)``) skips
+        their second run.
         """
+        require_str(answer, "answer")
         check_size(answer, MAX_ANSWER_CHARS, "the answer")
-        ans = analyse(answer, self.vocab, self.stop, sentences=not one_sentence)
+        if computed is not None:
+            if not isinstance(computed, Mapping):
+                raise TypeError(
+                    f"computed must be a mapping {{value: formula}}, not {type(computed).__name__}"
+                )
+            if len(computed) > MAX_COMPUTED:
+                raise InputTooLargeError(
+                    f"computed has {len(computed)} entries; the limit is {MAX_COMPUTED}."
+                )
+            for formula in computed.values():
+                check_size(str(formula), MAX_NAME_CHARS, "a formula")
+        ans = analyse(
+            answer,
+            self.vocab,
+            self.stop,
+            sentences=not one_sentence,
+            prepared=prepared if one_sentence else None,
+        )
         ix = self._index(which)
         ev = ix.evidence
         computed_keys, out = _computed(ans, ev.keys, computed or {})
@@ -855,8 +1179,7 @@ def audit(
     competing quoted claims of the same unit is still caught. ``locale`` restricts the
     vocabulary to one pack (default: every locale's words).
     """
-    if isinstance(quotes, str):
-        quotes = [quotes]
+    require_str(answer, "answer")
     return Auditor(quotes, packs=packs, locale=locale, subjects=subjects).audit(
         answer, computed=computed
     )
@@ -904,6 +1227,19 @@ def accept(
     quote must carry only positive (``True``) or only negative (``False``) forms.
     """
 
+    require_str(field, "field")
+    require_str(quote, "quote")
+    require_str(evidence, "evidence")
+    require_str(subject, "subject", optional=True)
+    if value is None:
+        raise TypeError(
+            'value must be the extracted value, not None: pass "unlimited" for an '
+            "unlimited count and True/False for a polarity; a field without a value is "
+            "not accepted"
+        )
+    check_size(field, MAX_NAME_CHARS, "the field name")
+    check_size(evidence, MAX_EVIDENCE_CHARS, "the evidence")
+
     def result(reason: str | None) -> FieldResult:
         return FieldResult(field, value, reason is None, reason)
 
@@ -914,8 +1250,6 @@ def accept(
     norm_quote = normalise(quote)
     if subject is not None and not mentions(norm_quote, normalise(subject)):
         return result(SUBJECT_NOT_IN_QUOTE)
-    if value is None:
-        return result(None)
     if isinstance(value, bool):
         vocab = vocab_for(_packs(packs))
         sign = _polarity_of(quote, vocab)
@@ -976,6 +1310,26 @@ def _value_key(value: Any) -> str:
     return "text:" + normalise(str(value))
 
 
+def documents_of(documents: Any) -> list[Evidence]:
+    """Evidence items from ``Evidence`` values or mappings; a str, None or a single
+    mapping is a ``TypeError`` (pass a list), and the text is size-limited."""
+    if (
+        documents is None
+        or isinstance(documents, (str, bytes, Mapping, Evidence))
+        or not hasattr(documents, "__iter__")
+    ):
+        raise TypeError(
+            "documents must be a list of evidence items {doc, text, ...}, "
+            f"not {type(documents).__name__}"
+        )
+    items = list(documents)
+    if len(items) > MAX_QUOTES:
+        raise InputTooLargeError(f"documents has {len(items)} items; the limit is {MAX_QUOTES}.")
+    docs = [d if isinstance(d, Evidence) else Evidence.from_mapping(d) for d in items]
+    check_size(sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
+    return docs
+
+
 def resolve(
     field: str,
     facts: Iterable[Fact | Mapping[str, Any]] | None,
@@ -995,8 +1349,12 @@ def resolve(
     documents in force. With ``subject`` (a plan, product or person), only facts whose
     quote names it count, as in ``accept``.
     """
-    docs = [d if isinstance(d, Evidence) else Evidence.from_mapping(d) for d in documents]
-    check_size(sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
+    require_str(field, "field")
+    require_str(subject, "subject", optional=True)
+    check_size(field, MAX_NAME_CHARS, "the field name")
+    docs = documents_of(documents)
+    if facts is not None and (isinstance(facts, (str, Mapping)) or not hasattr(facts, "__iter__")):
+        raise TypeError(f"facts must be a list of facts or None, not {type(facts).__name__}")
     live = in_force(docs, now)
     if not live:
         return Resolution(field, NO_HIT)

@@ -206,7 +206,11 @@ class Segmenter:
         if not tokens:
             return False
         last = tokens[-1].lstrip(_OPENING)
-        if _INITIAL.fullmatch(last, timeout=TIMEOUT) or _DOTTED.fullmatch(last, timeout=TIMEOUT) or _SHORT_NUMBER.fullmatch(last, timeout=TIMEOUT):
+        if (
+            _INITIAL.fullmatch(last, timeout=TIMEOUT)
+            or _DOTTED.fullmatch(last, timeout=TIMEOUT)
+            or _SHORT_NUMBER.fullmatch(last, timeout=TIMEOUT)
+        ):
             return True
         candidates: list[str] = []
         for size in (1, 2, 3):

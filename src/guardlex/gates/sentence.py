@@ -36,6 +36,8 @@ from guardlex.gates._text import (
     count_words,
     normalise,
     normalise_with_offsets,
+    require_str,
+    require_texts,
     supported,
     value_keys,
     values,
@@ -65,6 +67,10 @@ MIN_WORDS = 6
 #: Limits: characters per source and for all sources together.
 MAX_SOURCE_CHARS = 1_000_000
 MAX_SOURCES_CHARS = 5_000_000
+#: Limits: number of sources, number of subject names and characters per subject name.
+MAX_SOURCES = 10_000
+MAX_SUBJECTS = 1_000
+MAX_SUBJECT_CHARS = 1_000
 
 _MARKER_WITH_SPACE = regex.compile(r"[ \t\u00a0\u202f\u3000]*" + MARKER.pattern)
 _MARKER_OPENERS = frozenset("[［【")
@@ -77,6 +83,23 @@ _FALLBACK_MESSAGES = {
     ),
     "truncated": "The answer was cut off before it was finished. Please try again.",
 }
+
+
+_SCRIPT_OF = {"zh": "Han", "ru": "Cyrillic", "hi": "Devanagari", "ar": "Arabic", "fa": "Arabic"}
+_FOREIGN_LETTER = {
+    script: regex.compile(r"(?=\p{L})\P{" + script + "}")
+    for script in ("Latin", "Han", "Cyrillic", "Devanagari", "Arabic")
+}
+#: The answer's language is detected on its first characters (at least this many), then kept.
+LOCALE_SAMPLE_CHARS = 400
+
+
+def _other_script(text: str, locale: str) -> bool:
+    """Whether ``text`` has a letter outside the script of ``locale``."""
+    script = _SCRIPT_OF.get(locale.split("-")[0], "Latin")
+    if script == "Latin" and text.isascii():
+        return False
+    return _FOREIGN_LETTER[script].search(text, timeout=TIMEOUT) is not None
 
 
 def strip_markers(text: str) -> str:
@@ -122,8 +145,11 @@ class SentenceGate:
         subjects: Sequence[str] = (),
         max_sentence_chars: int = MAX_SENTENCE_CHARS,
     ) -> None:
-        if isinstance(sources, str):
-            sources = [sources]
+        sources = require_texts(sources, "sources", limit=MAX_SOURCES)
+        require_str(locale, "locale", optional=True)
+        subjects = require_texts(subjects, "subjects", limit=MAX_SUBJECTS)
+        for i, name in enumerate(subjects, 1):
+            check_size(name, MAX_SUBJECT_CHARS, f"subject {i}")
         for i, src in enumerate(sources, 1):
             check_size(src, MAX_SOURCE_CHARS, f"source [{i}]")
         check_size(sum(len(s) for s in sources), MAX_SOURCES_CHARS, "the sources together")
@@ -152,10 +178,11 @@ class SentenceGate:
     # -- one sentence -----------------------------------------------------------------
     def check(self, sentence: str) -> Verdict:
         """The verdict on one complete sentence (markers included, as the model wrote it)."""
+        require_str(sentence, "sentence")
         check_size(sentence, self.max_sentence_chars, "the sentence")
         return self._verdict(sentence)
 
-    def _verdict(self, sentence: str) -> Verdict:
+    def _verdict(self, sentence: str, answer_locale: str | None = None) -> Verdict:
         text = sentence.strip()
         cited: list[int] = []
         plain = text
@@ -170,7 +197,7 @@ class SentenceGate:
                 plain = strip_markers(text)
         if not plain.strip():
             return Verdict(True)
-        hit = self._first_person(plain)
+        hit = self._first_person(plain, answer_locale)
         if hit is not None:
             return Verdict(False, FIRST_PERSON, hit.word)
         norm = normalise(plain)
@@ -190,7 +217,11 @@ class SentenceGate:
             norm, any(v.kind == "number" for v in found)
         ):
             problems = self._auditor.audit(
-                plain, which=[n - 1 for n in cited], numbers=False, one_sentence=True
+                plain,
+                which=[n - 1 for n in cited],
+                numbers=False,
+                one_sentence=True,
+                prepared=(norm, found),
             )
             if problems:
                 return Verdict(False, problems[0].code, problems[0].token)
@@ -204,10 +235,21 @@ class SentenceGate:
                 self._union[cited] = keys
         return keys
 
-    def _first_person(self, text: str) -> Any:
-        if self._fp_takes_locale:
+    def _first_person(self, text: str, answer_locale: str | None = None) -> Any:
+        """The reader's locale when known; else the locale detected on the whole answer so
+        far (a short sentence such as "Eu acho [1]." is hard to detect alone), plus the
+        packs' own per-sentence choice when the sentence has letters of another script
+        (an English answer quoting a Russian "Я думаю")."""
+        if not self._fp_takes_locale:
+            return self.packs.first_person(text)
+        if self.locale is not None:
             return self.packs.first_person(text, locale=self.locale)
-        return self.packs.first_person(text)
+        if answer_locale is None:
+            return self.packs.first_person(text)
+        hit = self.packs.first_person(text, locale=answer_locale)
+        if hit is None and _other_script(text, answer_locale):
+            hit = self.packs.first_person(text)
+        return hit
 
     def message(self, key: str, text: str = "") -> tuple[str, str]:
         """The fixed message ``key`` in the reader's locale, and that locale."""
@@ -269,6 +311,9 @@ class GateStream:
         self.gate = gate
         self._seg = Segmenter(gate._vocab.is_abbreviation, max_chars=gate.max_sentence_chars)
         self._seen: list[str] = []
+        self._seen_chars = 0
+        self._answer_locale: str | None = None
+        self._detected_at = 0
         self.done = False
         self.stopped = False
 
@@ -303,11 +348,12 @@ class GateStream:
     def _handle(self, pieces: list[str]) -> list[Event]:
         events: list[Event] = []
         for piece in pieces:
-            verdict = self.gate._verdict(piece)
+            verdict = self.gate._verdict(piece, self._locale_with(piece))
             if not verdict.ok:
                 events.append(self._stop(verdict.reason or "", verdict.token, piece))
                 break
             self._seen.append(piece)
+            self._seen_chars += len(piece)
             body = piece.strip()
             lead = piece[: len(piece) - len(piece.lstrip())]
             shown = strip_markers(body)
@@ -321,6 +367,23 @@ class GateStream:
                 )
                 events.append(Released(lead + shown, markers))
         return events
+
+    def _locale_with(self, piece: str) -> str | None:
+        """The answer's detected locale, the new sentence included (the reader's locale
+        when the gate has one). Detection runs until the answer has
+        ``LOCALE_SAMPLE_CHARS`` characters, then the result is kept."""
+        if self.gate.locale is not None or not self.gate._fp_takes_locale:
+            return self.gate.locale
+        size = self._seen_chars + len(piece)
+        # detection costs ~0.2 ms: run it again only when the sample has doubled
+        if size >= 2 * self._detected_at and self._detected_at < LOCALE_SAMPLE_CHARS:
+            sample = "".join(self._seen) + piece
+            if sample.strip():
+                self._answer_locale = self.gate.packs.detect_locale(
+                    strip_markers(sample[: LOCALE_SAMPLE_CHARS * 2])
+                )
+                self._detected_at = max(size, 1)
+        return self._answer_locale
 
     def _stop(self, reason: str, token: str, sentence: str) -> Stopped:
         self.done = True

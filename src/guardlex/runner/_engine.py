@@ -13,8 +13,9 @@ from typing import Any
 
 import regex
 
+from guardlex.runner._regex import REGEX_TIMEOUT
+
 _HAN_RE = regex.compile(r"\p{Han}")
-_TIMEOUT = 1.0
 
 
 def normalise(text: str) -> str:
@@ -40,7 +41,7 @@ def count_words(text: str) -> int:
 
 def has_han(token: str) -> bool:
     """True when ``token`` contains a Han character (Chinese minimum length is 2, not 3)."""
-    return _HAN_RE.search(token, timeout=_TIMEOUT) is not None
+    return _HAN_RE.search(token, timeout=REGEX_TIMEOUT) is not None
 
 
 @dataclass(frozen=True)

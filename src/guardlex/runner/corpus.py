@@ -6,15 +6,16 @@ The format is defined in ``docs/corpus.md``. Everything here is read with
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import regex
 import yaml
 
+from guardlex.runner._regex import REGEX_TIMEOUT
 from guardlex.runner.errors import CorpusError
 
 SCHEMA_VERSION = 1
@@ -26,8 +27,8 @@ MAX_FILE_BYTES = 5_000_000
 MAX_CHUNK_WORDS = 160
 MIN_CHUNK_WORDS = 40
 
-_DATE_RE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2]))?$")
-_CHUNK_ID_RE = re.compile(r"^[a-z]{2}(-[A-Za-z]+)?/[^/\s]+/\d+$")
+_DATE_RE = regex.compile(r"^\d{4}(-(0[1-9]|1[0-2]))?$")
+_CHUNK_ID_RE = regex.compile(r"^[a-z]{2}(-[A-Za-z]+)?/[^/\s]+/\d+$")
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def _check_date(value: Any, where: str) -> str | None:
     if value is None:
         return None
     text = str(value)
-    if not _DATE_RE.match(text):
+    if not _DATE_RE.match(text, timeout=REGEX_TIMEOUT):
         raise CorpusError(f"{where}: date {text!r} must be 'YYYY' or 'YYYY-MM' (quote it)")
     return text
 
@@ -169,7 +170,9 @@ def parse_site_file(data: Any, where: str) -> tuple[str, tuple[str, ...], list[C
             text = " ".join(str(ch.get("text") or "").split())
             if not text:
                 raise CorpusError(f"{dwhere}: chunk {cid} has no text")
-            if cid.split("/")[:2] != [locale, doc_id] or not _CHUNK_ID_RE.match(cid):
+            if cid.split("/")[:2] != [locale, doc_id] or not _CHUNK_ID_RE.match(
+                cid, timeout=REGEX_TIMEOUT
+            ):
                 raise CorpusError(f"{dwhere}: chunk id {cid!r} must be '{locale}/{doc_id}/<n>'")
             chunks.append(Chunk(cid, doc_id, locale, kind, title, date, text))
     return locale, tuple(names), chunks
@@ -260,8 +263,8 @@ def sample_site_fingerprint() -> str:
 
 # ---------------------------------------------------------------- user documents
 
-_HEADING_RE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FRONT_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+_HEADING_RE = regex.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FRONT_RE = regex.compile(r"\A---\s*\n(.*?)\n---\s*\n", regex.DOTALL)
 
 
 def split_text(text: str, max_words: int = MAX_CHUNK_WORDS) -> list[str]:
@@ -271,7 +274,11 @@ def split_text(text: str, max_words: int = MAX_CHUNK_WORDS) -> list[str]:
     paragraph longer than ``max_words`` is cut at sentence ends, then at word boundaries.
     Chinese has no spaces, so its length is counted in characters (two per word).
     """
-    paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    paras = [
+        " ".join(p.split())
+        for p in regex.split(r"\n\s*\n", text, timeout=REGEX_TIMEOUT)
+        if p.strip()
+    ]
     pieces: list[str] = []
     for p in paras:
         pieces.extend(_bound(p, max_words))
@@ -286,14 +293,14 @@ def split_text(text: str, max_words: int = MAX_CHUNK_WORDS) -> list[str]:
 
 def _size(text: str) -> int:
     words = len(text.split())
-    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    han = len(regex.findall(r"[\u4e00-\u9fff]", text, timeout=REGEX_TIMEOUT))
     return max(words, han // 2)
 
 
 def _bound(para: str, max_words: int) -> list[str]:
     if _size(para) <= max_words:
         return [para]
-    sentences = re.split(r"(?<=[.!?。！？؟।])\s+|(?<=[。！？])", para)
+    sentences = regex.split(r"(?<=[.!?。！？؟।])\s+|(?<=[。！？])", para, timeout=REGEX_TIMEOUT)
     out: list[str] = []
     cur = ""
     for s in sentences:
@@ -332,7 +339,7 @@ def parse_markdown(text: str, path: Path, locale: str) -> tuple[str, tuple[str, 
     heading.
     """
     meta: Mapping[str, Any] = {}
-    m = _FRONT_RE.match(text)
+    m = _FRONT_RE.match(text, timeout=REGEX_TIMEOUT)
     if m:
         loaded = _safe_load(m.group(1), str(path))
         if loaded is not None and not isinstance(loaded, Mapping):
@@ -344,7 +351,7 @@ def parse_markdown(text: str, path: Path, locale: str) -> tuple[str, tuple[str, 
     sections: list[tuple[str, list[str]]] = [("", [])]
     title = str(meta.get("title") or "")
     for line in text.splitlines():
-        h = _HEADING_RE.match(line)
+        h = _HEADING_RE.match(line, timeout=REGEX_TIMEOUT)
         if h:
             if not title:
                 title = h.group(2)
@@ -370,7 +377,7 @@ def parse_markdown(text: str, path: Path, locale: str) -> tuple[str, tuple[str, 
 
 
 def _slug(text: str) -> str:
-    slug = re.sub(r"[\s/]+", "-", text.strip()).strip("-")
+    slug = regex.sub(r"[\s/]+", "-", text.strip(), timeout=REGEX_TIMEOUT).strip("-")
     return slug or "doc"
 
 

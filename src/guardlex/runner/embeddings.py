@@ -168,6 +168,25 @@ def _packaged_model_dir() -> str:
     raise MissingDependencyError(f"no model weights found inside {base}; reinstall the package")
 
 
+#: What ``--embedder`` accepts, for error messages.
+VALID_EMBEDDERS = f"{DEFAULT_EMBEDDER} (default), hashing-bow-<dim>, {SENTENCE_EMBEDDER}"
+
+
+def check_embedder_name(name: str) -> str:
+    """Return the canonical name of embedder ``name`` or raise :class:`RunnerError`.
+
+    Checked before any turn: a typo is the user's mistake and gets an error. The
+    keyword-only fallback is for an embedder that fails while running (SPEC §6).
+    """
+    if name.startswith("hashing-bow-"):
+        dim = name.rsplit("-", 1)[1]
+        if dim.isdigit() and int(dim) > 0:
+            return f"hashing-bow-{int(dim)}"
+    elif name.casefold() in (SENTENCE_EMBEDDER.casefold(), "minilm", "sentence"):
+        return SENTENCE_EMBEDDER
+    raise RunnerError(f"unknown embedder {name!r}: choose one of {VALID_EMBEDDERS}")
+
+
 def make_embedder(name: str, tokenize: Tokenizer, stopwords: frozenset[str]) -> Embedder:
     """Build the embedder called ``name`` (``hashing-bow-<dim>`` or ``all-MiniLM-L6-v2``)."""
     if name.startswith("hashing-bow-"):

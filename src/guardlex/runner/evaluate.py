@@ -109,6 +109,8 @@ class Report:
     regressions: tuple[str, ...]
     locale_filter: str | None = None
     notes: tuple[str, ...] = field(default=())
+    #: Chunks one query searches, per reader locale (retrieval stays in that locale).
+    searched: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -126,6 +128,7 @@ class Report:
             "top_k": self.top_k,
             "recall_k": RECALL_K,
             "corpus": dict(self.corpus),
+            "searched_per_query": dict(self.searched),
             "locale_filter": self.locale_filter,
             "sets": {
                 name: {
@@ -595,6 +598,7 @@ def evaluate(
         min_recall=min_recall,
         regressions=tuple(regressions),
         locale_filter=locale,
+        searched={loc: store.locale_size(loc) for loc in sorted(store.locales())},
         notes=(f"golden files: {root}",) if root is not None else (),
     )
 
@@ -627,6 +631,14 @@ def render(report: Report, max_misses: int = 25) -> str:
     )
     c = report.corpus
     add(f"store: {c['chunks']} chunks, {c['records']} records, {c['locales']} locales")
+    if report.searched:
+        sizes = set(report.searched.values())
+        per = (
+            f"{sizes.pop()} per locale"
+            if len(sizes) == 1
+            else ", ".join(f"{loc} {n}" for loc, n in report.searched.items())
+        )
+        add(f"chunks searched per query: the reader's locale only ({per})")
     for note in report.notes:
         add(note)
     add("")

@@ -10,18 +10,17 @@ send the reader evidence about the wrong thing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import regex
 
 from guardlex.runner import _engine
+from guardlex.runner._regex import REGEX_TIMEOUT
 
-_TIMEOUT = 1.0
-_NUMBERED = re.compile(r"^\s*(\d{1,2})[.)]\s+(\S.*?)\s*$")
-_BULLET = re.compile(r"^\s*[-*•·–]\s+(\S.*?)\s*$")
-_QUOTED = re.compile(
+_NUMBERED = regex.compile(r"^\s*(\d{1,2})[.)]\s+(\S.*?)\s*$")
+_BULLET = regex.compile(r"^\s*[-*•·–]\s+(\S.*?)\s*$")
+_QUOTED = regex.compile(
     r"«([^»]{2,200})»|“([^”]{2,200})”|\"([^\"]{2,200})\"|「([^」]{2,200})」|『([^』]{2,200})』"
 )
 CONTEXT_CHARS = 200
@@ -67,7 +66,7 @@ def find_positions(text: str, ordinals: Mapping[int, Sequence[str]]) -> set[int]
         for w in words:
             if not w:
                 continue
-            for m in regex.finditer(_word_pattern(w), norm, timeout=_TIMEOUT):
+            for m in regex.finditer(_word_pattern(w), norm, timeout=REGEX_TIMEOUT):
                 spans.append((m.start(), m.end(), pos))
     # A longer ordinal containing a shorter one ("第十" holds "十") wins its span, and of
     # two ordinal words side by side the first one names the position: in "the second
@@ -92,7 +91,7 @@ def find_list(answer: str, titles: Iterable[str] = ()) -> tuple[tuple[str, ...],
     lines = answer.splitlines()
     numbered_runs: list[list[str]] = []
     for line in lines:
-        m = _NUMBERED.match(line)
+        m = _NUMBERED.match(line, timeout=REGEX_TIMEOUT)
         if not m:
             continue
         n = int(m.group(1))
@@ -102,7 +101,7 @@ def find_list(answer: str, titles: Iterable[str] = ()) -> tuple[tuple[str, ...],
             numbered_runs[-1].append(m.group(2))
         else:
             return (), AMBIGUOUS_LIST  # numbering that skips or repeats: which item is "2"?
-    bullets = [m.group(1) for line in lines if (m := _BULLET.match(line))]
+    bullets = [m.group(1) for line in lines if (m := _BULLET.match(line, timeout=REGEX_TIMEOUT))]
     structural = [run for run in numbered_runs if len(run) >= 2]
     if len(bullets) >= 2:
         structural.append(bullets)
@@ -110,14 +109,16 @@ def find_list(answer: str, titles: Iterable[str] = ()) -> tuple[tuple[str, ...],
         return (), AMBIGUOUS_LIST
     if structural:
         return tuple(structural[0]), RESOLVED
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(answer)]
+    quoted = [
+        next(g for g in m.groups() if g) for m in _QUOTED.finditer(answer, timeout=REGEX_TIMEOUT)
+    ]
     norm_answer = _engine.normalise(answer)
     named: list[tuple[int, str]] = []
     for title in dict.fromkeys(titles):
         nt = _engine.normalise(title)
         if len(nt) < 3:
             continue
-        m = regex.search(_word_pattern(nt), norm_answer, timeout=_TIMEOUT)
+        m = regex.search(_word_pattern(nt), norm_answer, timeout=REGEX_TIMEOUT)
         if m:
             named.append((m.start(), title))
     named.sort()

@@ -14,8 +14,8 @@ import ipaddress
 import json
 import socket
 import threading
-import urllib.parse
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass

@@ -16,10 +16,10 @@ import regex
 
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
 from guardlex.runner import _engine
+from guardlex.runner._regex import REGEX_TIMEOUT
 from guardlex.runner.corpus import Record
 from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens
 from guardlex.runner.embeddings import DEFAULT_EMBEDDER, Embedder, make_embedder
-from guardlex.runner._regex import REGEX_TIMEOUT
 from guardlex.runner.errors import (
     EmptyQuestionError,
     ModelError,
@@ -137,6 +137,8 @@ class Answer:
                 "threshold": r.threshold,
                 "passed": r.passed,
                 "keyword_only": r.keyword_only,
+                "locale": r.locale,
+                "searched": r.searched,
                 "significant": list(r.significant),
                 "hits": [
                     {
@@ -243,6 +245,26 @@ class Runner:
         return self._model is not None
 
     # ------------------------------------------------------------ public
+    def warm_up(self, *, rules: bool = True) -> None:
+        """Pay now what the first questions would otherwise pay: for servers and benchmarks.
+
+        The rules engine compiles each rule's pattern the first time a question's anchors
+        make it a candidate; a large rule takes 0.1-1 s to compile, so without this the
+        first question that touches it is that much slower (and the allocation wakes the
+        full garbage collector). ``rules=True`` compiles every rule of every locale
+        (tens of seconds of CPU with the shipped packs); the embedder, the model, the
+        gate's modules and the vector matrix are loaded too. A one-shot command line
+        should not call this: it would compile thousands of rules to answer one question.
+        """
+        compile_all = getattr(self.packs.packs, "compile_all", None)
+        if rules and callable(compile_all):
+            compile_all()
+        self.retriever.search("warm up", self.packs.locales[0] if self.packs.locales else None)
+        _ = self.model
+        self._gate_factory(
+            [], self.packs, self.packs.locales[0] if self.packs.locales else "en", lambda: None
+        )
+
     def ask(
         self,
         question: str,

@@ -52,6 +52,8 @@ class Retrieval:
     locale: str | None = None
     significant: tuple[str, ...] = ()
     error: str | None = None
+    #: How many chunks were searched: the reader's locale's, or all when it has none.
+    searched: int = 0
 
     @property
     def passed(self) -> bool:
@@ -142,6 +144,7 @@ class Retriever:
         """Search ``locale``'s chunks (all chunks when the store has none in it)."""
         q = Query((query,)) if isinstance(query, str) else query
         loc = locale if locale is not None and self.store.has_locale(locale) else None
+        searched = self.store.locale_size(loc)
         threshold_texts = list(q.texts)
         all_texts = threshold_texts + list(q.ordering_texts)
         words_per_text = [self.significant(t) for t in all_texts]
@@ -182,6 +185,7 @@ class Retriever:
                 loc,
                 words_per_text[0] if words_per_text else (),
                 error,
+                searched,
             )
         chunks = self.store.chunks(candidate_ids)
 
@@ -236,4 +240,5 @@ class Retriever:
             loc,
             words_per_text[0] if words_per_text else (),
             error,
+            searched,
         )

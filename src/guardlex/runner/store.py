@@ -242,6 +242,18 @@ class Store:
         self._load_matrix()
         return locale in self._by_locale
 
+    def locale_size(self, locale: str | None) -> int:
+        """How many chunks a search in ``locale`` looks at (all chunks when None)."""
+        self._load_matrix()
+        if locale is None:
+            return 0 if self._rowids is None else len(self._rowids)
+        sel = self._by_locale.get(locale)
+        if sel is None:
+            return 0
+        if isinstance(sel, slice):
+            return int(sel.stop - sel.start)
+        return len(sel)
+
     def dense_top(self, qvec: np.ndarray, locale: str | None, n: int) -> list[tuple[int, float]]:
         """The ``n`` chunks of ``locale`` (all when None) with the highest cosine."""
         np_ = require_numpy()

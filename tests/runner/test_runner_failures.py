@@ -1,0 +1,339 @@
+"""Failures an operator must see: an unreachable model, a broken ledger, user mistakes.
+
+The reader always gets a fixed text; the operator gets a specific exception from the
+API, and in `guardlex ask` one line on stderr (and a non-zero exit for a model error).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from guardlex.cli import main
+from guardlex.errors import GuardlexError
+from guardlex.runner.costs import BudgetLedger, utf8_tokens
+from guardlex.runner.embeddings import check_embedder_name
+from guardlex.runner.errors import (
+    EmptyQuestionError,
+    MissingApiKeyError,
+    ModelUnavailableError,
+    RunnerError,
+)
+from guardlex.runner.models import OpenAIChatModel, Prompt, is_loopback
+from guardlex.runner.pipeline import Runner
+
+from .test_runner_models import _FakeServer, _prompt
+
+GOOD_Q = "How many test answers did the sentence gate stop?"
+PARCHMENT_Q = "How does she read faded iron-gall ink on parchment?"
+
+
+def _closed_port_url() -> str:
+    """A loopback URL nobody listens on (the port was bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+# ------------------------------------------------------------ the client
+
+
+def test_closed_port_raises_model_unavailable() -> None:
+    model = OpenAIChatModel(_closed_port_url(), "m", timeout=5)
+    with pytest.raises(ModelUnavailableError, match="cannot connect") as info:
+        model.stream(_prompt())
+    assert isinstance(info.value, GuardlexError)
+    assert info.value.billable is False  # nothing reached a provider
+
+
+def test_http_500_raises_model_unavailable_with_status() -> None:
+    with _FakeServer([], status=500) as srv, pytest.raises(ModelUnavailableError) as info:
+        OpenAIChatModel(srv.url, "m").stream(_prompt())
+    assert "HTTP 500" in str(info.value) and "\n" not in str(info.value)
+    assert info.value.billable is False
+
+
+def test_unknown_host_raises_model_unavailable() -> None:
+    model = OpenAIChatModel("http://no-such-host.invalid/v1", "m", api_key="k", timeout=3)
+    with pytest.raises(ModelUnavailableError, match="cannot connect"):
+        model.stream(_prompt())
+
+
+def test_timeout_before_first_byte_is_unavailable_and_billable() -> None:
+    with _FakeServer(["late [1]."], delay_after=0) as srv:
+        stream = OpenAIChatModel(srv.url, "m", timeout=0.5).stream(_prompt())
+        with pytest.raises(ModelUnavailableError, match="timed out") as info:
+            list(stream)
+    assert info.value.billable is True  # the request was sent: the prompt may be billed
+
+
+def test_missing_api_key_is_an_error_off_loopback_only() -> None:
+    with pytest.raises(MissingApiKeyError, match="API key"):
+        OpenAIChatModel("https://api.example.com/v1", "m")
+    with pytest.raises(MissingApiKeyError):
+        OpenAIChatModel("https://api.example.com/v1", "m", api_key="")
+    OpenAIChatModel("https://api.example.com/v1", "m", api_key="sk-x")
+    for url in ("http://127.0.0.1:8000/v1", "http://localhost:8080/v1", "http://[::1]:9/v1"):
+        assert is_loopback(url)
+        OpenAIChatModel(url, "m")  # a local server may take no key
+    assert not is_loopback("http://127.0.0.1.example.com/v1")
+
+
+# ------------------------------------------------------------ the pipeline
+
+
+def _prompt_cost(runner: Runner, question: str) -> int:
+    """What the budget guard counts for the turn's prompt (rebuilt like the runner does)."""
+    r = runner.retriever.search(runner.query_for([question], "en"), "en")
+    sources = tuple(h.chunk.text for h in r.hits)
+    return utf8_tokens(Prompt(question, sources, "en", runner.max_output_tokens).render())
+
+
+@pytest.mark.parametrize("kind", ["closed-port", "http-500"])
+def test_unreachable_model_is_model_error_with_fixed_text_and_no_charge(
+    tiny_store, fake_packs, kind
+) -> None:
+    srv = _FakeServer([], status=500)
+    url = _closed_port_url()
+    if kind == "http-500":
+        srv.__enter__()
+        url = srv.url
+    try:
+        ledger = BudgetLedger(":memory:", 1_000_000)
+        r = Runner(tiny_store, fake_packs, model=lambda: OpenAIChatModel(url, "m"), ledger=ledger)
+        a = r.ask(GOOD_Q)
+    finally:
+        if kind == "http-500":
+            srv.__exit__(None, None, None)
+    assert a.code == "MODEL_ERROR"
+    assert a.trace[-1] == "MODEL_ERROR" and "TRUNCATED" not in a.trace
+    assert a.text == "GATE-STOP-TEXT-en"  # fixed, never "cut off"
+    assert a.error is not None and ("cannot connect" in a.error or "HTTP 500" in a.error)
+    assert a.cost_tokens == 0
+    assert ledger.usage() == (0, 0)  # reservation released, nothing charged
+
+
+def test_timeout_before_first_byte_charges_the_prompt_only(tiny_store, fake_packs) -> None:
+    ledger = BudgetLedger(":memory:", 1_000_000)
+    with _FakeServer(["late [1]."], delay_after=0) as srv:
+        r = Runner(
+            tiny_store,
+            fake_packs,
+            model=lambda: OpenAIChatModel(srv.url, "m", timeout=0.5),
+            ledger=ledger,
+        )
+        a = r.ask(GOOD_Q)
+    assert a.code == "MODEL_ERROR" and a.text == "GATE-STOP-TEXT-en"
+    assert a.cost_tokens == _prompt_cost(r, GOOD_Q)
+    assert ledger.usage() == (a.cost_tokens, 0)
+
+
+def test_empty_question_is_an_error(runner) -> None:
+    for q in ("", "   ", "\n\t "):
+        with pytest.raises(EmptyQuestionError):
+            runner.ask(q)
+
+
+def test_broken_ledger_names_path_and_reason(tiny_store, fake_packs, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    path = blocker / "ledger.sqlite"
+    ledger = BudgetLedger(path, 1_000_000)
+    a = Runner(tiny_store, fake_packs, ledger=ledger).ask(GOOD_Q)
+    assert a.code == "BUDGET_EXHAUSTED" and "LEDGER_UNAVAILABLE" in a.trace
+    assert a.text == "BUDGET-TEXT-en"  # the reader: fail closed, fixed text
+    assert a.error is not None and str(path) in a.error and "Not a directory" in a.error
+
+
+def test_embedder_names_are_checked() -> None:
+    assert check_embedder_name("hashing-bow-256") == "hashing-bow-256"
+    assert check_embedder_name("minilm") == "all-MiniLM-L6-v2"
+    for bad in ("bogus", "hashing-bow-", "hashing-bow-x", "hashing-bow-0", ""):
+        with pytest.raises(RunnerError, match="hashing-bow-256"):
+            check_embedder_name(bad)
+
+
+# ------------------------------------------------------------ the CLI
+
+
+@pytest.fixture
+def ana_store(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("GUARDLEX_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "about.md").write_text(
+        "# About Ana Ruiz\n\nAna Ruiz restores medieval manuscripts for the city archive.\n\n"
+        "## Methods\n\nAna Ruiz uses multispectral imaging to read faded iron-gall ink on "
+        "parchment, a method she introduced at the archive in 2019.\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "ana.sqlite"
+    assert main(["index", str(folder), "--store", str(store), "--owner", "Ana Ruiz", "-q"]) == 0
+    return store
+
+
+@pytest.mark.parametrize("kind", ["closed-port", "http-500"])
+def test_cli_ask_unreachable_model_exits_nonzero(
+    ana_store: Path, tmp_path: Path, capsys, kind
+) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    srv = _FakeServer([], status=500)
+    url = _closed_port_url()
+    if kind == "http-500":
+        srv.__enter__()
+        url = srv.url
+    capsys.readouterr()
+    try:
+        argv = ["ask", PARCHMENT_Q, "--store", str(ana_store), "--model", "openai"]
+        rc = main([*argv, "--base-url", url, "--ledger", str(ledger)])
+    finally:
+        if kind == "http-500":
+            srv.__exit__(None, None, None)
+    out, err = capsys.readouterr()
+    assert rc == 1
+    errors = [line for line in err.splitlines() if line.startswith("guardlex: error:")]
+    assert len(errors) == 1
+    assert ("cannot connect" in errors[0]) if kind == "closed-port" else ("HTTP 500" in errors[0])
+    assert "cut off" not in out and "stopped" in out  # the en pack's fixed gate_stop text
+    assert "MODEL_ERROR" in err
+    assert BudgetLedger(ledger, 10).usage() == (0, 0)
+
+
+def test_cli_ask_missing_api_key_off_loopback(ana_store: Path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    argv = ["ask", PARCHMENT_Q, "--store", str(ana_store), "--model", "openai"]
+    rc = main(
+        [*argv, "--base-url", "https://api.example.com/v1", "--api-key-env", "NO_SUCH_KEY_VAR"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and "no API key" in err and "cannot connect" not in err
+
+
+def test_cli_ask_bogus_embedder_is_an_error(capsys) -> None:
+    assert main(["ask", "What did the sentence gate stop?", "--embedder", "bogus"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "bogus" in err
+    assert "hashing-bow-256" in err and "all-MiniLM-L6-v2" in err
+
+
+def test_cli_ask_embedder_other_than_the_store_is_an_error(ana_store: Path, capsys) -> None:
+    rc = main(["ask", PARCHMENT_Q, "--store", str(ana_store), "--embedder", "hashing-bow-64"])
+    assert rc == 2 and "hashing-bow-256" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("q", ["", "   "])
+def test_cli_ask_empty_question_is_an_error(capsys, q: str) -> None:
+    assert main(["ask", q]) == 2
+    assert "empty" in capsys.readouterr().err
+
+
+def test_cli_ask_bad_ledger_warns_the_operator(ana_store: Path, tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    bad = blocker / "ledger.sqlite"
+    capsys.readouterr()
+    rc = main(["ask", PARCHMENT_Q, "--store", str(ana_store), "--ledger", str(bad), "--json"])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["code"] == "BUDGET_EXHAUSTED" and "LEDGER_UNAVAILABLE" in data["trace"]
+    warnings = [line for line in err.splitlines() if line.startswith("guardlex: warning:")]
+    assert len(warnings) == 1 and str(bad) in warnings[0] and "Not a directory" in warnings[0]
+    assert rc == 0  # the turn itself behaved as designed: it refused
+
+
+# ------------------------------------------------------------ regex timeouts
+
+_MATCH_METHODS = {"search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
+_RUNNER_FILES = sorted(
+    [
+        *(Path(__file__).parents[2] / "src/guardlex/runner").glob("*.py"),
+        *(
+            Path(__file__).parents[2] / "src/guardlex/cli" / f
+            for f in ("index.py", "ask.py", "eval.py")
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize("path", _RUNNER_FILES, ids=lambda p: p.name)
+def test_runner_uses_regex_with_timeout_everywhere(path: Path) -> None:
+    """Documents are untrusted: no stdlib ``re``; every match call passes ``timeout=``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    compiled = {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "compile"
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert all(a.name != "re" for a in node.names), f"{path.name}: import re"
+        if isinstance(node, ast.ImportFrom):
+            assert node.module != "re", f"{path.name}: from re import"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MATCH_METHODS
+            and isinstance(node.func.value, ast.Name)
+            and (node.func.value.id == "regex" or node.func.value.id in compiled)
+        ):
+            kws = {k.arg for k in node.keywords}
+            assert "timeout" in kws, f"{path.name}:{node.lineno} regex call without timeout="
+
+
+# ------------------------------------------------------------ retrieval scope
+
+
+def test_retrieval_searches_the_readers_locale_only(runner) -> None:
+    store = runner.store
+    chunks = store.chunk_count()
+    en, es = store.locale_size("en"), store.locale_size("es")
+    assert 0 < en < chunks and 0 < es < chunks
+    r = runner.retriever.search("sentence gate citation markers", "en")
+    assert r.locale == "en" and r.searched == en
+    assert all(h.chunk.locale == "en" for h in r.hits)
+    # A locale the store has no chunk in searches everything rather than nothing.
+    r_fr = runner.retriever.search("sentence gate citation markers", "fr")
+    assert r_fr.locale is None and r_fr.searched == chunks
+    a = runner.ask("How many test answers did the sentence gate stop?", locale="en")
+    assert a.to_dict()["retrieval"]["searched"] == en
+
+
+def test_eval_report_says_how_many_chunks_each_query_searched(runner, tmp_path: Path) -> None:
+    from guardlex.runner.evaluate import evaluate, render, render_json
+
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "refusals.yaml").write_text(
+        "schema_version: 1\nsource: test\ncases:\n"
+        "  - {locale: en, text: 'What is the price?', category: engagement}\n",
+        encoding="utf-8",
+    )
+    report = evaluate(runner, root=golden)
+    assert report.searched == {
+        loc: runner.store.locale_size(loc) for loc in sorted(runner.store.locales())
+    }
+    assert "chunks searched per query: the reader's locale only" in render(report)
+    assert json.loads(render_json(report))["searched_per_query"]["en"] == runner.store.locale_size(
+        "en"
+    )
+
+
+def test_warm_up_compiles_rules_and_builds_the_lazy_parts(tiny_store, fake_packs) -> None:
+    compiled: list[bool] = []
+    fake_packs.packs.compile_all = lambda: compiled.append(True)  # type: ignore[attr-defined]
+    r = Runner(tiny_store, fake_packs)
+    r.warm_up()
+    assert compiled == [True] and r.embedder_created and r.model_created
+    r2 = Runner(tiny_store, fake_packs)
+    r2.warm_up(rules=False)
+    assert compiled == [True]
