@@ -199,7 +199,11 @@ def test_cli_ask_unreachable_model_exits_nonzero(
     errors = [line for line in err.splitlines() if line.startswith("guardlex: error:")]
     assert len(errors) == 1
     assert ("cannot connect" in errors[0]) if kind == "closed-port" else ("HTTP 500" in errors[0])
-    assert "cut off" not in out and "stopped" in out  # the en pack's fixed gate_stop text
+    from guardlex.runner.build import packs_for
+
+    packs = packs_for(("Ana Ruiz",))
+    assert out.strip() == packs.message("en", "gate_stop")  # a fixed text
+    assert packs.message("en", "truncated") not in out
     assert "MODEL_ERROR" in err
     assert BudgetLedger(ledger, 10).usage() == (0, 0)
 
@@ -337,3 +341,13 @@ def test_warm_up_compiles_rules_and_builds_the_lazy_parts(tiny_store, fake_packs
     r2 = Runner(tiny_store, fake_packs)
     r2.warm_up(rules=False)
     assert compiled == [True]
+
+
+def test_broken_rate_counters_fail_open_and_say_why(tmp_path: Path) -> None:
+    from guardlex.runner.costs import RateLimiter
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    limiter = RateLimiter(blocker / "rates.sqlite")
+    assert limiter.hit("203.0.113.7").code == "UNAVAILABLE"
+    assert limiter.error is not None and str(blocker / "rates.sqlite") in limiter.error

@@ -36,6 +36,13 @@ _EXPORTS: dict[str, str] = {
     "build_store": "guardlex.runner.build",
     "default_runner": "guardlex.runner.build",
     "evaluate": "guardlex.runner.evaluate",
+    "RunnerError": "guardlex.runner.errors",
+    "ModelError": "guardlex.runner.errors",
+    "ModelUnavailableError": "guardlex.runner.errors",
+    "MissingApiKeyError": "guardlex.runner.errors",
+    "EmptyQuestionError": "guardlex.runner.errors",
+    "LedgerUnavailableError": "guardlex.runner.errors",
+    "StoreError": "guardlex.runner.errors",
 }
 
 __all__ = sorted(_EXPORTS)
