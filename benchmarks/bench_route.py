@@ -100,7 +100,7 @@ class NaiveRouter:
             for code in packs.locales:
                 for rule in packs.rules(code):
                     if rule.section == section:
-                        compiled = [regex.compile(s) for s in rule.sources]
+                        compiled = [regex.compile(s) for s in rule.pattern_sources()]
                         self.rules.append((rule, compiled))
 
     def route(self, text: str, previous: str | None = None) -> str:

@@ -183,3 +183,28 @@ def test_detect_locale(write_pack: PackWriter, text: str, expected: str) -> None
         root = write_pack(code, root=root, stopwords=words)
     packs = load_packs(list(SIGNALS), paths=[root], shipped=False)
     assert packs.detect_locale(text) == expected
+
+
+def test_subject_group_call_inside_lookbehind_still_matches(write_pack: PackWriter) -> None:
+    """``{subject}`` is one group called from each phrase, except inside a lookbehind.
+
+    The ``regex`` module fails a whole alternation when a group call sits inside a
+    lookbehind, so there the subject is expanded in place; both shapes must match.
+    """
+    root = write_pack(
+        "tx",
+        refusal={
+            "personal_data": [
+                rule(
+                    "age",
+                    patterns=[r"^age\??$", r"(?<=\m(?:her|{subject}'s) )age\M"],
+                    examples={"match": ["age?", "what is Dana's age"], "no_match": ["page"]},
+                )
+            ]
+        },
+    )
+    packs = load_packs(["tx"], paths=[root], subject_names=["Dana Reyes"], shipped=False)
+    assert packs.route("age?").rule_id == "age"
+    assert packs.route("what is dana's age").rule_id == "age"
+    assert packs.route("what is her age").rule_id == "age"
+    assert packs.route("what is the page age").kind == "retrieve"

@@ -22,6 +22,7 @@ from guardlex.rules.engine import (
     FOLLOW_UP_SHORT_WORDS,
     MAX_INPUT_CHARS,
     REGEX_TIMEOUT,
+    SUBJECT_CALL,
     TIMEOUT_RULE_ID,
     CompiledRule,
     FirstPersonHit,
@@ -62,6 +63,40 @@ __all__ = [
 SUBJECT_FOR_ANCHORS = "."
 
 
+def _inline_in_lookbehinds(source: str, subject: str) -> str:
+    """Expand ``(?&subject)`` where it stands inside a lookbehind.
+
+    The ``regex`` module mis-handles a group call inside a lookbehind: the whole pattern
+    then fails to match, even through its other alternatives. Elsewhere the call stays.
+    """
+    if SUBJECT_CALL not in source or "(?<" not in source:
+        return source
+    out: list[str] = []
+    stack: list[bool] = []  # per open group: is it a lookbehind?
+    i, n, in_class = 0, len(source), False
+    while i < n:
+        ch = source[i]
+        if ch == "\\":
+            out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif source.startswith(SUBJECT_CALL, i):
+            out.append(f"(?:{subject})" if any(stack) else SUBJECT_CALL)
+            i += len(SUBJECT_CALL)
+            continue
+        elif ch == "(":
+            stack.append(source.startswith(("(?<=", "(?<!"), i))
+        elif ch == ")" and stack:
+            stack.pop()
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, Any]:
     """Expand one merged locale into plain data (regex sources, word lists, messages).
 
@@ -70,7 +105,10 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
     subject = subject_source(data.lexicon.get("pronouns", []), subject_names)
     rules = []
     for r in data.active_rules():
-        sources = rule_sources(r.phrases, r.patterns, subject)
+        sources = [
+            _inline_in_lookbehinds(src, subject)
+            for src in rule_sources(r.phrases, r.patterns, SUBJECT_CALL)
+        ]
         # anchors come from the rule's own words: "{subject}" contributes none
         anchors = rule_anchors(rule_sources(r.phrases, r.patterns, SUBJECT_FOR_ANCHORS))
         rules.append(
@@ -91,6 +129,7 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
         signal.update(normalise(w).split(" "))
     return {
         "code": data.code,
+        "subject": subject,
         "rules": rules,
         "first_person": words_source([*fp.get("pronouns", []), *fp.get("verb_forms", [])]),
         "exceptions": words_source(fp.get("exceptions", [])),
@@ -112,6 +151,7 @@ def _state(c: dict[str, Any]) -> LocaleState:
             topic=r["topic"],
             sources=tuple(r["sources"]),
             anchors=None if r["anchors"] is None else tuple(r["anchors"]),
+            subject=str(c["subject"]),
         )
         for r in c["rules"]
     ]

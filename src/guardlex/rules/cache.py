@@ -27,7 +27,7 @@ import guardlex
 
 log = logging.getLogger("guardlex.rules")
 
-CACHE_FORMAT = "3"
+CACHE_FORMAT = "4"
 
 
 def cache_dir() -> Path | None:

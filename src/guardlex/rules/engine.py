@@ -49,6 +49,8 @@ REGEX_TIMEOUT = 0.5
 #: two significant words of its own; see ``Packs.route``.
 FOLLOW_UP_SHORT_WORDS = 5
 FOLLOW_UP_MAX_WORDS = 12
+#: How a rule source calls the subject group (see ``CompiledRule.subject``).
+SUBJECT_CALL = "(?&subject)"
 #: ``Route.rule_id`` when a scan timed out: the question is refused (fail closed).
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
@@ -103,10 +105,22 @@ class CompiledRule:
     topic: str | None
     sources: tuple[str, ...]
     anchors: tuple[str, ...] | None = None  # literal strings one of which every match contains
+    #: the regex of ``{subject}``; sources call it as ``(?&subject)``, so a rule with many
+    #: subject phrases carries the (long) alternation once, not once per phrase
+    subject: str = "(?!)"
+
+    def _define(self, body: str) -> str:
+        if SUBJECT_CALL not in body:
+            return body
+        return f"(?(DEFINE)(?<subject>{self.subject}))(?:{body})"
 
     def source(self) -> str:
-        """The rule's sources as one alternation."""
-        return "|".join(f"(?:{s})" for s in self.sources) or "(?!)"
+        """The rule's sources as one self-contained alternation."""
+        return self._define("|".join(f"(?:{s})" for s in self.sources) or "(?!)")
+
+    def pattern_sources(self) -> tuple[str, ...]:
+        """Each source on its own, self-contained (for tools that test them one by one)."""
+        return tuple(self._define(s) for s in self.sources)
 
 
 @dataclass
