@@ -84,3 +84,30 @@ def test_hard_negatives(text: str) -> None:
 def test_first_person(text: str, hit: str | None) -> None:
     found = PACKS.first_person(text, locale="de")
     assert (found.word if found else None) == hit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Worauf konzentriert sich Dana derzeit?",
+        "Womit beschaeftigt sie sich aktuell?",
+        "Woran arbeitet Frau Reyes zurzeit?",
+    ],
+)
+def test_current_focus_is_overview_now(text: str) -> None:
+    """A focus verb plus a time word asks about her present work, not one article."""
+    route = PACKS.route(text)
+    assert (route.kind, route.topic) == ("overview", "now")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Worauf konzentriert sich ihre Fallstudie?",
+        "Welches Token-Budget empfiehlt sie in ihrem Artikel?",
+        "Was schreibt sie in ihrem Beitrag über Evaluierung?",
+    ],
+)
+def test_focus_and_budget_words_about_her_work_are_retrieved(text: str) -> None:
+    """Questions about her published work share focus/budget/writing words but are answered."""
+    assert PACKS.route(text).kind == "retrieve"

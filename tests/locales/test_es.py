@@ -110,3 +110,30 @@ def test_elliptical_price_question_ends_at_the_question_mark() -> None:
 def test_first_person_verb_forms(text: str, hit: str | None) -> None:
     found = PACKS.first_person(text, locale="es")
     assert (found.word if found else None) == hit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "¿En qué se está centrando Dana ahora mismo?",
+        "en que te enfocas actualmente",
+        "¿En qué anda metida estos días?",
+    ],
+)
+def test_current_focus_is_overview_now(text: str) -> None:
+    """A focus verb plus a time word asks about her present work, not one article."""
+    route = PACKS.route(text)
+    assert (route.kind, route.topic) == ("overview", "now")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "¿En qué se centra su artículo sobre evaluación?",
+        "¿Qué presupuesto de tokens recomienda en su artículo?",
+        "¿Qué escribe sobre la historia del RAG?",
+    ],
+)
+def test_focus_and_budget_words_about_her_work_are_retrieved(text: str) -> None:
+    """Questions about her published work share focus/budget/writing words but are answered."""
+    assert PACKS.route(text).kind == "retrieve"

@@ -75,3 +75,30 @@ def test_pronouns_for_things_are_not_the_subject(text: str) -> None:
 def test_first_person_elided_forms(text: str, hit: str | None) -> None:
     found = PACKS.first_person(text, locale="fr")
     assert (found.word if found else None) == hit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sur quoi Dana se concentre-t-elle actuellement ?",
+        "sur quoi elle travaille en ce moment",
+        "Elle bosse sur quoi en ce moment ?",
+    ],
+)
+def test_current_focus_is_overview_now(text: str) -> None:
+    """A focus verb plus a time word asks about her present work, not one article."""
+    route = PACKS.route(text)
+    assert (route.kind, route.topic) == ("overview", "now")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sur quoi se concentre son étude de cas ?",
+        "Quel budget de tokens recommande-t-elle dans son article ?",
+        "Pourquoi sa méthode est-elle meilleure que BM25 ?",
+    ],
+)
+def test_focus_and_budget_words_about_her_work_are_retrieved(text: str) -> None:
+    """Questions about her published work share focus/budget/writing words but are answered."""
+    assert PACKS.route(text).kind == "retrieve"

@@ -94,3 +94,30 @@ def test_research_into_product_is_answered() -> None:
 def test_first_person_forms(text: str, hit: str | None) -> None:
     found = PACKS.first_person(text, locale="pt")
     assert (found.word if found else None) == hit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No que a Dana está focada atualmente?",
+        "em que ela esta concentrada agora",
+        "Com o que a Dana está envolvida atualmente?",
+    ],
+)
+def test_current_focus_is_overview_now(text: str) -> None:
+    """A focus verb plus a time word asks about her present work, not one article."""
+    route = PACKS.route(text)
+    assert (route.kind, route.topic) == ("overview", "now")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Em que se concentra o artigo dela sobre avaliação?",
+        "Qual orçamento de tokens ela recomenda no artigo?",
+        "O que ela escreve no post sobre avaliação?",
+    ],
+)
+def test_focus_and_budget_words_about_her_work_are_retrieved(text: str) -> None:
+    """Questions about her published work share focus/budget/writing words but are answered."""
+    assert PACKS.route(text).kind == "retrieve"

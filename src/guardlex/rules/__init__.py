@@ -16,7 +16,7 @@ from typing import Any
 
 from guardlex.rules.anchors import rule_anchors
 from guardlex.rules.cache import load_cached, store_cached
-from guardlex.rules.compile import rule_sources, subject_source
+from guardlex.rules.compile import proclitic_source, rule_sources, subject_source
 from guardlex.rules.engine import (
     FOLLOW_UP_MAX_WORDS,
     FOLLOW_UP_SHORT_WORDS,
@@ -103,11 +103,12 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
     The result holds only strings, lists and dicts, so it can be cached as JSON.
     """
     subject = subject_source(data.lexicon.get("pronouns", []), subject_names)
+    proclitics = proclitic_source(data.lexicon.get("proclitics", []))
     rules = []
     for r in data.active_rules():
         sources = [
             _inline_in_lookbehinds(src, subject)
-            for src in rule_sources(r.phrases, r.patterns, SUBJECT_CALL)
+            for src in rule_sources(r.phrases, r.patterns, SUBJECT_CALL, proclitics)
         ]
         # anchors come from the rule's own words: "{subject}" contributes none
         anchors = rule_anchors(rule_sources(r.phrases, r.patterns, SUBJECT_FOR_ANCHORS))

@@ -120,7 +120,18 @@ def subject_source(pronouns: Sequence[str], names: Sequence[str]) -> str:
     return "(?:" + "|".join(uniq) + ")"
 
 
-def phrase_source(phrase: str, subject: str) -> str:
+def proclitic_source(proclitics: Sequence[str]) -> str:
+    """Optional prefix for a phrase's first word, from the lexicon's ``proclitics``.
+
+    Arabic writes "and"/"so" (و, ف) joined to the next word: «ورقم هاتفها» is "and her
+    phone number". A phrase then matches with or without one of them in front.
+    """
+    forms = [normalise_literal(p).strip(" ") for p in proclitics]
+    forms = [f for f in forms if f]
+    return f"(?:{'|'.join(regex.escape(f) for f in sorted(set(forms)))})?" if forms else ""
+
+
+def phrase_source(phrase: str, subject: str, proclitics: str = "") -> str:
     """Regex source for one phrase (see the module docstring for the conventions)."""
     parts = [p for p in _PLACEHOLDER.split(phrase, timeout=1.0)]
     items: list[tuple[str, str]] = []  # (kind, value): lit | subj | gap
@@ -151,7 +162,7 @@ def phrase_source(phrase: str, subject: str) -> str:
         prev = merged[i - 1] if i else None
         if prev is None:
             if kind == "lit" and is_word_char(value[0]) and not is_han(value[0]):
-                out.append(WORD_START)
+                out.append(WORD_START + proclitics)
         else:
             before = merged[i - 2] if prev[0] == "gap" else prev
             han = (before[0] == "lit" and is_han(before[1][-1])) or (
@@ -173,8 +184,10 @@ def pattern_source(pattern: str, subject: str) -> str:
     return pattern.replace(SUBJECT, subject).replace(ZWNJ, " ?")
 
 
-def rule_sources(phrases: Sequence[str], patterns: Sequence[str], subject: str) -> list[str]:
+def rule_sources(
+    phrases: Sequence[str], patterns: Sequence[str], subject: str, proclitics: str = ""
+) -> list[str]:
     """Every regex source of one rule, in the order written."""
-    return [phrase_source(p, subject) for p in phrases] + [
+    return [phrase_source(p, subject, proclitics) for p in phrases] + [
         pattern_source(p, subject) for p in patterns
     ]

@@ -253,9 +253,10 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
     from guardlex.rules import _state, compile_locale
 
     # compile each rule alone to run its examples and check its sources
-    from guardlex.rules.compile import rule_sources, subject_source
+    from guardlex.rules.compile import proclitic_source, rule_sources, subject_source
 
     subject = subject_source(data.lexicon.get("pronouns", []), EXAMPLE_SUBJECTS)
+    proclitics = proclitic_source(data.lexicon.get("proclitics", []))
     own: dict[str, regex.Pattern[str] | None] = {}
     for rule in data.rules:
         for pat, line in zip(rule.patterns, rule.pattern_lines, strict=True):
@@ -306,7 +307,7 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                         "normalisation; write words",
                     )
                 )
-        sources = rule_sources(rule.phrases, rule.patterns, subject)
+        sources = rule_sources(rule.phrases, rule.patterns, subject, proclitics)
         if rule.enabled and rule_anchors(sources) is None:
             findings.append(
                 Finding(
@@ -319,7 +320,7 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
             )
         try:
             own[rule.id] = regex.compile(
-                "|".join(f"(?:{s})" for s in rule_sources(rule.phrases, rule.patterns, subject))
+                "|".join(f"(?:{s})" for s in rule_sources(rule.phrases, rule.patterns, subject, proclitics))
             )
         except regex.error:
             own[rule.id] = None
