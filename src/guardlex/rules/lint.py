@@ -320,7 +320,10 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
             )
         try:
             own[rule.id] = regex.compile(
-                "|".join(f"(?:{s})" for s in rule_sources(rule.phrases, rule.patterns, subject, proclitics))
+                "|".join(
+                    f"(?:{s})"
+                    for s in rule_sources(rule.phrases, rule.patterns, subject, proclitics)
+                )
             )
         except regex.error:
             own[rule.id] = None
