@@ -23,6 +23,7 @@ from guardlex.rules import Packs
 
 DATA_DIR = Path(__file__).parent / "data" / "independent"
 FIRST_PERSON_FILE = DATA_DIR / "first_person.yaml"
+KNOWN_FAILURES_FILE = DATA_DIR / "known_failures.yaml"
 SUBJECT_NAMES = (
     "Dana Reyes",
     "دانا ریس",
@@ -41,13 +42,21 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _routing_params() -> list[Any]:
     params: list[Any] = []
+    known = {
+        (k["locale"], k["text"], k.get("previous")): k["reason"]
+        for k in _load(KNOWN_FAILURES_FILE)["known_failures"]
+    }
     for path in sorted(DATA_DIR.glob("*.yaml")):
-        if path == FIRST_PERSON_FILE:
+        if path in (FIRST_PERSON_FILE, KNOWN_FAILURES_FILE):
             continue
         doc = _load(path)
         code = doc.get("locale", path.stem)
         for i, case in enumerate(doc.get("cases") or []):
-            params.append(pytest.param(case, id=f"independent/{code}/{i}"))
+            # a known failure stays in the set and must keep failing until it is fixed
+            reason = known.pop((code, case["text"], case.get("previous")), None)
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            params.append(pytest.param(case, id=f"independent/{code}/{i}", marks=marks))
+    assert not known, f"known_failures.yaml lists cases that do not exist: {list(known)}"
     return params
 
 
@@ -93,7 +102,7 @@ def test_first_person(packs: Packs, case: dict[str, Any]) -> None:
 def test_every_locale_file_is_sizeable() -> None:
     """Each locale file covers refusals of all five categories, overview and negatives."""
     for path in sorted(DATA_DIR.glob("*.yaml")):
-        if path == FIRST_PERSON_FILE:
+        if path in (FIRST_PERSON_FILE, KNOWN_FAILURES_FILE):
             continue
         cases = _load(path)["cases"]
         cats = {c.get("category") for c in cases if c["expect"] == "refuse"}
