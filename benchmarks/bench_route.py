@@ -155,7 +155,10 @@ def main() -> int:
         default=1_000,
         help="questions (the first N of the same sample) timed for the slow naive loop",
     )
+    ap.add_argument("--quick", action="store_true", help="2,000 questions, 200 for the naive loop")
     args = ap.parse_args()
+    if args.quick:
+        args.n, args.naive_n = min(args.n, 2_000), min(args.naive_n, 200)
 
     codes = loadable_locales()
     packs = load_packs(codes, subject_names=EXAMPLE_SUBJECTS)
