@@ -139,21 +139,12 @@ def _words(text: str) -> set[str]:
     return {w for w in regex.findall(r"\w{4,}", text.casefold(), timeout=REGEX_TIMEOUT)}
 
 
-class _ListStream:
-    """A stream over precomputed pieces (used by the scripted models)."""
+class _StreamState:
+    """What every model stream keeps: the text received so far and whether it was cancelled."""
 
-    def __init__(self, pieces: Sequence[str], usage: Usage | None = None) -> None:
-        self._pieces = list(pieces)
+    def __init__(self) -> None:
         self._received: list[str] = []
         self._cancelled = threading.Event()
-        self._final_usage = usage
-
-    def __iter__(self) -> Iterator[str]:
-        for piece in self._pieces:
-            if self._cancelled.is_set():
-                return
-            self._received.append(piece)
-            yield piece
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -165,6 +156,22 @@ class _ListStream:
     @property
     def received(self) -> str:
         return "".join(self._received)
+
+
+class _ListStream(_StreamState):
+    """A stream over precomputed pieces (used by the scripted models)."""
+
+    def __init__(self, pieces: Sequence[str], usage: Usage | None = None) -> None:
+        super().__init__()
+        self._pieces = list(pieces)
+        self._final_usage = usage
+
+    def __iter__(self) -> Iterator[str]:
+        for piece in self._pieces:
+            if self._cancelled.is_set():
+                return
+            self._received.append(piece)
+            yield piece
 
     @property
     def usage(self) -> Usage | None:
@@ -378,15 +385,14 @@ MISBEHAVING: dict[str, type[ScriptedModel]] = {
 # ---------------------------------------------------------------- OpenAI-compatible
 
 
-class _SseStream:
+class _SseStream(_StreamState):
     """Server-sent events from ``/chat/completions`` with ``stream: true``."""
 
     def __init__(self, response: Any, url: str = "") -> None:
+        super().__init__()
         self._resp = response
         self._url = url
-        self._received: list[str] = []
         self._usage: Usage | None = None
-        self._cancelled = threading.Event()
         self._closed = False
 
     def __iter__(self) -> Iterator[str]:
@@ -441,14 +447,6 @@ class _SseStream:
             self._closed = True
             with contextlib.suppress(OSError):
                 self._resp.close()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-    @property
-    def received(self) -> str:
-        return "".join(self._received)
 
     @property
     def usage(self) -> Usage | None:
