@@ -119,6 +119,14 @@ class BudgetDecision:
         return self.code == "OK"
 
 
+def _open_db(path: str) -> tuple[_Db | None, str | None]:
+    """The database at ``path``, or None with the reason it could not be opened."""
+    try:
+        return _Db(path), None
+    except sqlite3.Error as exc:
+        return None, describe_db_error(path, exc)
+
+
 class BudgetLedger:
     """The monthly token ledger in SQLite (a file shared by processes, or ``:memory:``)."""
 
@@ -131,13 +139,9 @@ class BudgetLedger:
         self._clock = clock
         self.path = str(path)
         #: Why the ledger last failed (path and OS error), for the operator's log.
-        self.error: str | None = None
-        self._db: _Db | None
-        try:
-            self._db = _Db(path)
-        except sqlite3.Error as exc:
-            self._db = None  # every reservation is then refused (fail closed)
-            self.error = describe_db_error(self.path, exc)
+        self.error: str | None
+        # without a database every reservation is refused (fail closed)
+        self._db, self.error = _open_db(self.path)
 
     def reserve(self, prompt: str, max_output_tokens: int) -> BudgetDecision:
         """Atomically reserve prompt bytes + the full output limit, or refuse.
@@ -280,13 +284,8 @@ class RateLimiter:
         self._clock = clock
         self.path = str(path)
         #: Why the counters last failed (path and OS error), for the operator's log.
-        self.error: str | None = None
-        self._db: _Db | None
-        try:
-            self._db = _Db(path)
-        except sqlite3.Error as exc:
-            self._db = None
-            self.error = describe_db_error(self.path, exc)
+        self.error: str | None
+        self._db, self.error = _open_db(self.path)
 
     def hit(self, key: str) -> RateDecision:
         """Count one request for ``key``; refuse it when any window is full."""
