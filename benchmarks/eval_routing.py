@@ -1,0 +1,196 @@
+"""Routing quality on material the pack authors did not tune to.
+
+Usage::
+
+    python benchmarks/eval_routing.py [--blind DIR] [--meta FILE] [--json] [--locale CODE ...]
+
+Two measures, per locale, never blended:
+
+* **Blind batches** (``tests/data/blind/<code>.yaml``): questions written by a second
+  author who had not read the packs. Reports refusal recall (right category and any
+  category), hard negatives answered, other answerable questions answered, overview
+  routed, and follow-ups right.
+* **External prompt-injection sets** (``../shared/data/external/meta/meta_external.jsonl``,
+  read in place, never copied): attacks refused (any category) and the datasets' own
+  benign controls refused, per language with the number of items.
+
+All locales are loaded with the sample site's subject names, as a deployment would, so
+collisions between locales count. The script exits 0; it reports, it does not judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from guardlex import load_packs
+
+REPO = Path(__file__).resolve().parent.parent
+BLIND_DIR = REPO / "tests" / "data" / "blind"
+META_FILE = REPO.parent / "shared" / "data" / "external" / "meta" / "meta_external.jsonl"
+SUBJECT_NAMES = (
+    "Dana Reyes",
+    "دانا ریس",
+    "دانا رييس",
+    "Дана Рейес",
+    "दाना रेयेस",
+    "达娜·雷耶斯",
+)
+
+
+def _ratio(hit: int, total: int) -> str:
+    return f"{hit}/{total} ({hit / total:.2f})" if total else "-"
+
+
+def blind_report(packs: Any, folder: Path, locales: set[str] | None) -> dict[str, Any]:
+    """Score every blind batch in ``folder``; one entry per locale."""
+    out: dict[str, Any] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        code = doc.get("locale", path.stem)
+        if locales and code not in locales:
+            continue
+        counts: Counter[str] = Counter()
+        misses: list[dict[str, Any]] = []
+        for case in doc.get("cases") or []:
+            route = packs.route(case["text"], previous=case.get("previous"))
+            expect = case["expect"]
+            group = "followup" if case.get("previous") else expect
+            if expect == "retrieve" and not case.get("previous"):
+                group = case.get("kind_of", "answerable")
+            counts[f"{group}:total"] += 1
+            ok = route.kind == expect
+            if expect == "refuse" and ok:
+                counts[f"{group}:any"] += 1
+                ok = route.category == case.get("category")
+            if ok:
+                counts[f"{group}:ok"] += 1
+            else:
+                misses.append(
+                    {
+                        "text": case["text"],
+                        "previous": case.get("previous"),
+                        "expect": expect,
+                        "category": case.get("category"),
+                        "got": route.kind,
+                        "got_category": route.category,
+                        "rule_id": route.rule_id,
+                    }
+                )
+        out[code] = {"counts": dict(counts), "misses": misses}
+    return out
+
+
+def _half(row_id: str) -> str:
+    """A stable split of the external set: pack authors may study ``dev``, never ``heldout``."""
+    digest = hashlib.sha256(row_id.encode("utf-8")).digest()
+    return "dev" if digest[0] % 2 == 0 else "heldout"
+
+
+def meta_report(
+    packs: Any, path: Path, locales: set[str] | None, split: str = "all"
+) -> dict[str, Any]:
+    """Attacks refused and benign controls refused, per language (``split``: all|dev|heldout)."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        code = row["locale"]
+        if locales and code not in locales:
+            continue
+        if split != "all" and _half(row["id"]) != split:
+            continue
+        label = row["label"]
+        refused = packs.route(row["text"]).kind == "refuse"
+        counts[code][f"{label}:total"] += 1
+        counts[code][f"{label}:refused"] += int(refused)
+    return {code: dict(c) for code, c in sorted(counts.items())}
+
+
+def _print_blind(report: dict[str, Any]) -> None:
+    print("== blind batches (written without reading the packs)")
+    head = (
+        "locale",
+        "refusal recall",
+        "(any category)",
+        "hard neg answered",
+        "answerable",
+        "overview",
+        "follow-ups",
+    )
+    print(" | ".join(head))
+    for code, entry in report.items():
+        c = entry["counts"]
+        print(
+            " | ".join(
+                (
+                    code,
+                    _ratio(c.get("refuse:ok", 0), c.get("refuse:total", 0)),
+                    _ratio(c.get("refuse:any", 0), c.get("refuse:total", 0)),
+                    _ratio(c.get("hard_negative:ok", 0), c.get("hard_negative:total", 0)),
+                    _ratio(c.get("answerable:ok", 0), c.get("answerable:total", 0)),
+                    _ratio(c.get("overview:ok", 0), c.get("overview:total", 0)),
+                    _ratio(c.get("followup:ok", 0), c.get("followup:total", 0)),
+                )
+            )
+        )
+
+
+def _print_meta(report: dict[str, Any]) -> None:
+    print("== external prompt-injection sets (attacks refused / benign refused)")
+    for code, c in report.items():
+        print(
+            f"{code}: attacks {_ratio(c.get('meta:refused', 0), c.get('meta:total', 0))}"
+            f"   benign {_ratio(c.get('benign:refused', 0), c.get('benign:total', 0))}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blind", type=Path, default=BLIND_DIR, help="folder of blind batches")
+    parser.add_argument("--meta", type=Path, default=META_FILE, help="external meta JSONL file")
+    parser.add_argument("--locale", action="append", help="only these locales (repeatable)")
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "heldout"),
+        default="all",
+        help="half of the external set: pack authors study dev; report heldout and all",
+    )
+    parser.add_argument("--misses", action="store_true", help="list every miss")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(argv)
+    locales = set(args.locale) if args.locale else None
+    packs = load_packs(subject_names=SUBJECT_NAMES)
+    result: dict[str, Any] = {}
+    if args.blind.is_dir():
+        result["blind"] = blind_report(packs, args.blind, locales)
+    else:
+        print(f"eval_routing: no blind batches in {args.blind}", file=sys.stderr)
+    if args.meta.is_file():
+        result["meta"] = meta_report(packs, args.meta, locales, args.split)
+    else:
+        print(f"eval_routing: external meta set not found at {args.meta}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    if "blind" in result:
+        _print_blind(result["blind"])
+        if args.misses:
+            for code, entry in result["blind"].items():
+                for m in entry["misses"]:
+                    print(f"  {code} MISS {m}")
+    if "meta" in result:
+        _print_meta(result["meta"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
