@@ -8,7 +8,7 @@ real packs, gates and sample site say so in their names (``test_real_*``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,9 +264,47 @@ def fake_packs() -> _engine.PackView:
     return _engine.PackView(FakePacks())
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """One PostgreSQL + pgvector server for the whole session (see ``pgserver.py``).
+
+    A server that cannot start FAILS the ``postgres`` tests, never skips them.
+    """
+    from .pgserver import PgServer, PgServerError
+
+    server = PgServer()
+    try:
+        server.start()
+    except PgServerError as exc:
+        server.stop()
+        pytest.fail(f"cannot start the PostgreSQL test server: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def tiny_store(fake_packs: _engine.PackView) -> Store:
-    return build_store(TINY_SITE, ":memory:", packs=fake_packs)
+def pg_url(pg_server: Any) -> str:
+    """A fresh, migrated database of the session's server."""
+    return str(pg_server.new_database())
+
+
+#: The store backends every backend-parametrized test runs on.
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """``":memory:"`` (SQLite) or a fresh PostgreSQL URL: where a test builds its store."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return ":memory:"
+
+
+@pytest.fixture
+def tiny_store(fake_packs: _engine.PackView, backend: str) -> Iterator[Any]:
+    store = build_store(TINY_SITE, backend, packs=fake_packs)
+    yield store
+    store.close()
 
 
 @pytest.fixture

@@ -50,18 +50,27 @@ def embedder_for(name: str, packs: _engine.PackView) -> Embedder:
 def build_store(
     site: Site,
     path: str | Path = ":memory:",
-    embedder: str = DEFAULT_EMBEDDER,
+    embedder: str | Embedder = DEFAULT_EMBEDDER,
     packs: _engine.PackView | None = None,
     progress: Progress | None = None,
     fingerprint: str = "",
+    meta: dict[str, str] | None = None,
 ) -> Store:
-    """Build a store from ``site``. A file path is written atomically (temp + rename)."""
+    """Build a store from ``site``. A file path is written atomically (temp + rename);
+    a ``postgresql://`` URL is rebuilt in one transaction (:mod:`guardlex.runner.pg`)."""
+    from guardlex.runner.pg import PgStore, is_pg_url
+
     pv = packs if packs is not None else packs_for(owner_names(site))
-    emb = embedder_for(embedder, pv)
+    emb = embedder if not isinstance(embedder, str) else embedder_for(embedder, pv)
     spath = str(path)
+    kw = {"progress": progress, "fingerprint": fingerprint, "meta": meta}
+    if is_pg_url(spath):
+        pg = PgStore.open(spath, create=True)
+        pg.build(site, emb, _engine.keywords, **kw)  # type: ignore[arg-type]
+        return pg  # type: ignore[return-value]
     if spath == ":memory:":
         store = Store.open(":memory:")
-        store.build(site, emb, _engine.keywords, progress=progress, fingerprint=fingerprint)
+        store.build(site, emb, _engine.keywords, **kw)  # type: ignore[arg-type]
         return store
     target = Path(spath)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +78,7 @@ def build_store(
     os.close(fd)
     try:
         store = Store.open(tmp)
-        store.build(site, emb, _engine.keywords, progress=progress, fingerprint=fingerprint)
+        store.build(site, emb, _engine.keywords, **kw)  # type: ignore[arg-type]
         store.close()
         os.replace(tmp, target)
     finally:

@@ -10,10 +10,11 @@ blobs, loaded once into a numpy matrix for cosine by matrix-vector product),
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +63,48 @@ def fts_quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+def corpus_fingerprint(chunks: Iterable[Chunk]) -> str:
+    """A hash of the chunks' ids and texts: what a calibrated threshold belongs to."""
+    h = hashlib.sha256()
+    for ch in sorted(chunks, key=lambda c: c.id):
+        h.update(f"{ch.id}\0{ch.locale}\0{ch.title}\0{ch.text}\0".encode())
+    return h.hexdigest()[:16]
+
+
+def embed_batches(
+    chunks: Sequence[Chunk], embedder: Embedder, tokenize: Tokenize, batch: int
+) -> Iterator[tuple[int, Sequence[Chunk], list[list[str]], Any]]:
+    """(start, chunks, their tokens, their vectors) per batch; the shape is checked.
+
+    An embedder with ``embed_tokens`` and the same tokenizer gets the tokens, so each
+    chunk is tokenized once.
+    """
+    reuse = (
+        callable(getattr(embedder, "embed_tokens", None))
+        and getattr(embedder, "tokenizer", None) is tokenize
+    )
+    np_ = require_numpy()
+    for start in range(0, len(chunks), batch):
+        part = chunks[start : start + batch]
+        text_toks = [list(tokenize(ch.text)) for ch in part]
+        if reuse:
+            vecs = embedder.embed_tokens(text_toks)  # type: ignore[attr-defined]
+        else:
+            vecs = embedder.embed([ch.text for ch in part])
+        vecs = np_.asarray(vecs, dtype=np_.float32)
+        shape = vecs.shape
+        if shape != (len(part), embedder.dim):
+            raise StoreError(
+                f"embedder {embedder.name} returned shape {shape}, "
+                f"expected {(len(part), embedder.dim)}"
+            )
+        yield start, part, text_toks, vecs
+
+
 class Store:
     """Chunks, vectors, records and owner names in one SQLite database."""
+
+    backend = "sqlite"
 
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self._conn = conn
@@ -100,6 +141,12 @@ class Store:
             row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one metadata value (the calibrated threshold, for instance)."""
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            self._conn.commit()
+
     @property
     def embedder_name(self) -> str | None:
         return self.meta("embedder")
@@ -117,6 +164,7 @@ class Store:
         progress: Progress | None = None,
         batch: int = 512,
         fingerprint: str = "",
+        meta: dict[str, str] | None = None,
     ) -> None:
         """Replace the store's content with ``site``, embedded by ``embedder``.
 
@@ -135,23 +183,10 @@ class Store:
                 c.execute("DELETE FROM chunk_fts")
                 done = 0
                 titles: dict[str, list[str]] = {}
-                reuse = (
-                    callable(getattr(embedder, "embed_tokens", None))
-                    and getattr(embedder, "tokenizer", None) is tokenize
-                )
-                for start in range(0, total, batch):
-                    part = chunks[start : start + batch]
-                    text_toks = [list(tokenize(ch.text)) for ch in part]
-                    if reuse:  # same tokenizer: tokenize each chunk once
-                        vecs = embedder.embed_tokens(text_toks)  # type: ignore[attr-defined]
-                    else:
-                        vecs = embedder.embed([ch.text for ch in part])
+                for start, part, text_toks, vecs in embed_batches(
+                    chunks, embedder, tokenize, batch
+                ):
                     vecs = np_.asarray(vecs, dtype=np_.float32)
-                    if vecs.shape != (len(part), embedder.dim):
-                        raise StoreError(
-                            f"embedder {embedder.name} returned shape {vecs.shape}, "
-                            f"expected {(len(part), embedder.dim)}"
-                        )
                     for i, ch in enumerate(part):
                         rowid = start + i + 1
                         if ch.title not in titles:
@@ -195,14 +230,16 @@ class Store:
                 for loc, names in site.owner_names.items():
                     for pos, name in enumerate(names):
                         c.execute("INSERT INTO owner VALUES (?,?,?)", (loc, name, pos))
-                meta = {
+                values = {
                     "store_schema": str(STORE_SCHEMA),
                     "embedder": embedder.name,
                     "dim": str(embedder.dim),
                     "chunks": str(total),
                     "fingerprint": fingerprint,
+                    "corpus": corpus_fingerprint(chunks),
+                    **(meta or {}),
                 }
-                c.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                c.executemany("INSERT INTO meta VALUES (?, ?)", values.items())
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
@@ -361,3 +398,42 @@ class Store:
         with self._lock:
             rows = self._conn.execute("SELECT DISTINCT locale FROM chunks ORDER BY locale")
             return [r[0] for r in rows]
+
+
+# ---------------------------------------------------------------- any backend
+
+#: Store metadata keys a site keeps so later commands need only ``--store``.
+META_SITE = "site"
+META_SUBJECTS = "subjects"
+META_LOCALES = "locales"
+META_EMBEDDER_CONFIG = "embedder_config"
+META_THRESHOLD = "threshold"
+
+
+def open_store(spec: str | Path, *, create: bool = False) -> Any:
+    """The store at ``spec``: a ``postgresql://`` URL (PostgreSQL + pgvector, see
+    :mod:`guardlex.runner.pg`) or a SQLite file path (or ``:memory:``)."""
+    from guardlex.runner.pg import PgStore, is_pg_url
+
+    if is_pg_url(spec):
+        return PgStore.open(str(spec), create=create)
+    return Store.open(spec, create=create)
+
+
+def meta_json(store: Any, key: str) -> Any:
+    """A JSON metadata value of ``store`` (None when absent or not JSON)."""
+    raw = store.meta(key)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def subject_names(store: Any) -> tuple[str, ...]:
+    """Every subject name the site was indexed with, in every script given."""
+    names = meta_json(store, META_SUBJECTS)
+    if isinstance(names, list) and names:
+        return tuple(str(n) for n in names)
+    return tuple(store.owner_names())
