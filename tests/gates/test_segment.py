@@ -37,7 +37,26 @@ CASES = [
         "See https://x.org/a?b=1 for details. Ok.",
         ["See https://x.org/a?b=1 for details.", "Ok."],
     ),
-    ("en-ellipsis-quote", 'He said "yes." Then… nothing.', ['He said "yes."', "Then…", "nothing."]),
+    (
+        "en-ellipsis-quote",
+        'He said "yes." Then… nothing. Wait… It ended.',
+        ['He said "yes."', "Then… nothing.", "Wait…", "It ended."],
+    ),
+    (
+        "en-lower-case-start-and-short-number",
+        "i am sure they are. houston won't be too bad. One is for 21. American food too.",
+        [
+            "i am sure they are.",
+            "houston won't be too bad.",
+            "One is for 21.",
+            "American food too.",
+        ],
+    ),
+    (
+        "zh-ascii-question-mark",
+        "你们是哪国家?你是穆斯林?是的。",
+        ["你们是哪国家?", "你是穆斯林?", "是的。"],
+    ),
     (
         "de-abbreviation-ordinal",
         "Das gilt z. B. ab dem 2. Mai 2024. Danach nicht mehr.",
@@ -141,6 +160,7 @@ _ALPHABET = st.sampled_from(
     [
         *"ab Z.!?…。？؟।[]12,3\n\"')»",
         *["Dr.", "z. B.", "[1]", "[2][3]", "3.5", "a@b.de", "x.org/v2", "۳٫۵", "т. е."],
+        *["etc.", "2. Mai", "21.", "...", "… ", "(...)", "бі. ", "बी. सी.", "?你", "usw. "],
     ]
 )
 

@@ -233,7 +233,7 @@ class Vocab:
     """Lexicon vocabulary merged over the selected locales."""
 
     locales: tuple[str, ...]
-    abbreviations: frozenset[str]
+    abbreviations: frozenset[str]  # never end a sentence, and those that may
     units: Mapping[str, str]  # normalised surface word -> canonical unit
     per: tuple[str, ...]
     polarities: tuple[Polarity, ...]
@@ -243,14 +243,35 @@ class Vocab:
     per_m: PhraseMatcher
     unlimited_m: PhraseMatcher
     polarity_m: PhraseMatcher
+    #: abbreviations that may also end a sentence (``etc.``, Russian ``г.``): an end
+    #: before a capital or an uncased letter, not before a lower-case letter or a digit
+    final_abbreviations: frozenset[str] = frozenset()
+    #: words after which a one- or two-digit number with a dot is an ordinal (German
+    #: "2. Mai"), not a sentence end
+    ordinal_nouns: frozenset[str] = frozenset()
 
     def unit_of(self, word: str) -> str | None:
         """Canonical unit of a normalised surface word."""
         return self.units.get(word)
 
     def is_abbreviation(self, candidates: Iterable[str]) -> bool:
-        """Whether any normalised candidate (``"z. b."``, ``"dr."``) is a known abbreviation."""
+        """Whether any normalised candidate (``"z. b."``, ``"dr."``) is a known abbreviation
+        (of either kind)."""
         return any(c in self.abbreviations for c in candidates)
+
+    def abbreviation_kind(self, candidates: Iterable[str]) -> str | None:
+        """``"never"`` when a candidate is an abbreviation that never ends a sentence
+        (``dr.``, ``z. b.``), ``"final"`` when it is one that may (``etc.``, ``г.``), else
+        ``None``. The longest candidate decides (``и т. д.`` before ``д.``)."""
+        kind = None
+        for c in candidates:
+            if c in self.abbreviations:
+                kind = "final" if c in self.final_abbreviations else "never"
+        return kind
+
+    def is_ordinal_noun(self, word: str) -> bool:
+        """Whether a normalised word follows an ordinal number with a dot (``mai``)."""
+        return word in self.ordinal_nouns
 
 
 EMPTY = Vocab(
@@ -271,6 +292,8 @@ EMPTY = Vocab(
 def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
     """Compile the vocabulary of the given ``{locale: lexicon}`` mappings."""
     abbreviations: set[str] = set()
+    final_abbreviations: set[str] = set()
+    ordinal_nouns: set[str] = set()
     units: dict[str, str] = {}
     per: list[str] = ["/"]
     polarities: list[Polarity] = []
@@ -281,6 +304,15 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
         for abbr in _words(lex.get("abbreviations")):
             abbreviations.add(abbr)
             abbreviations.add(abbr.replace(" ", ""))
+        for abbr in _words(lex.get("final_abbreviations")):
+            for form in (abbr, abbr.replace(" ", "")):
+                abbreviations.add(form)
+                final_abbreviations.add(form)
+        ordinal_nouns.update(_words(lex.get("ordinal_nouns")))
+    never = {a for a in abbreviations if a not in final_abbreviations}
+    for _, lex in lexicons.items():
+        for abbr in _words(lex.get("abbreviations")):
+            never.update((abbr, abbr.replace(" ", "")))
         for canonical, surfaces in (lex.get("units") or {}).items():
             for surface in _words(surfaces):
                 units.setdefault(surface, str(canonical))
@@ -313,6 +345,9 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
         per_m=PhraseMatcher(per_words, proclitics),
         unlimited_m=PhraseMatcher(unlimited, proclitics),
         polarity_m=PhraseMatcher(polarity_of, proclitics),
+        # one that some locale says never ends a sentence (a title: Spanish "sr.") never does
+        final_abbreviations=frozenset(final_abbreviations - never),
+        ordinal_nouns=frozenset(ordinal_nouns),
     )
 
 

@@ -45,9 +45,11 @@ MARKER_OPENERS = frozenset("[［【")
 MARKER = regex.compile(r"[\[［【]\^?\s*\d{1,4}(?:\s*[,，、]\s*\^?\d{1,4})*\s*[\]］】]")
 
 _INITIAL = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}]\.")
-_DOTTED = regex.compile(r"(?:[\p{L}]\.){2,}")
+_DOTTED = regex.compile(r"(?:\p{L}\p{M}*\.){2,}")
+_AKSHARA = regex.compile(r"\p{Devanagari}\p{M}*\.")
 _SHORT_NUMBER = regex.compile(r"\d{1,2}\.")
 _OPENING = "([{«“‘\"'„¿¡"
+_OPENING_MARKS = frozenset(_OPENING + "`")
 
 #: A sentence longer than this is stopped (``sentence_too_long``) rather than held forever.
 MAX_SENTENCE_CHARS = 4000
@@ -73,6 +75,15 @@ class Segmenter:
         max_chars: int = MAX_SENTENCE_CHARS,
     ) -> None:
         self._is_abbr = is_abbreviation or (lambda _c: False)
+        # a Vocab's bound ``is_abbreviation`` brings the rest of the locale facts: which
+        # abbreviations may end a sentence, and the nouns after a German ordinal
+        owner = getattr(is_abbreviation, "__self__", None)
+        self._kind: Callable[[Iterable[str]], str | None] = getattr(
+            owner, "abbreviation_kind", lambda c: "never" if self._is_abbr(c) else None
+        )
+        self._ordinal_noun: Callable[[str], bool] = getattr(
+            owner, "is_ordinal_noun", lambda _w: False
+        )
         self._max = max_chars
         self._buf = ""
         self._scan = 0  # every position before it is decided: not a sentence end
@@ -189,29 +200,88 @@ class Segmenter:
         run = buf[i:j]
         if not any(c in FREE_TERMINATORS for c in run):
             if k < n and not buf[k].isspace():
+                if "." not in run and _is_cjk(buf[k]):
+                    return _Cut(k)  # "你是哪国家?你在中国": Chinese needs no space after ?
                 return _Cut(None)  # inside a token: 3.5, example.com, a.b@c.de, Yahoo!Inc
-            if run == "." and k < n:
-                # a lower-case letter cannot start a sentence in a cased script
-                # ("900 руб. в месяц", "approx. twenty"); nor can the word after an abbreviation
-                if p < n and unicodedata.category(buf[p]) == "Ll":
+            nxt = buf[p] if p < n else ""
+            if ")" in buf[j:k] and nxt and unicodedata.category(nxt) == "Ll":
+                return _Cut(None)  # "(spelling??) brothers": inside a parenthesis
+            if k < n and _is_ellipsis(run):
+                # an ellipsis ends a sentence only before a capital, a digit or an
+                # opening mark: "em ... no ...", "trés trés... bonne", "و… فراهم", "(...)"
+                if i > 0 and buf[i - 1] in "([" and buf[j : j + 1] in ")]":
                     return _Cut(None)
-                if self._abbreviation_before(i):
+                if not (nxt.isdigit() or _capital(nxt) or nxt in _OPENING):
                     return _Cut(None)
+            elif run == "." and k < n:
+                return self._after_dot(i, k, p, final)
         return _Cut(k)
 
-    def _abbreviation_before(self, dot: int) -> bool:
-        """Whether the ``.`` at ``dot`` closes an abbreviation, an initial or an ordinal."""
-        head = self._buf[: dot + 1]
+    def _after_dot(self, dot: int, k: int, p: int, final: bool) -> _Cut:
+        """A single ``.`` at ``dot`` followed by a space; ``k``: the end of the sentence
+        if it ends here (closers included), ``p``: the next non-space character."""
+        buf = self._buf
+        n = len(buf)
+        nxt = buf[p] if p < n else ""
+        end = _Cut(k)
+        head = buf[: dot + 1]
         tokens = head.split()
         if not tokens:
-            return False
+            return end
         last = tokens[-1].lstrip(_OPENING)
-        if (
-            _INITIAL.fullmatch(last, timeout=TIMEOUT)
-            or _DOTTED.fullmatch(last, timeout=TIMEOUT)
-            or _SHORT_NUMBER.fullmatch(last, timeout=TIMEOUT)
-        ):
-            return True
+        lower = unicodedata.category(nxt) == "Ll" if nxt else False
+        if _SHORT_NUMBER.fullmatch(last, timeout=TIMEOUT):
+            # "1. item" enumerates; "am 2. Mai" is a German ordinal; "for 21. American" ends
+            if not head[: head.rfind(last)].strip().strip("-*•").strip():
+                return _Cut(None)
+            if lower:
+                return _Cut(None)
+            q = p
+            while q < n and (buf[q].isalpha() or unicodedata.category(buf[q])[0] == "M"):
+                q += 1
+            if q == n and not final:
+                return _Cut(None, wait=True)
+            if q > p and self._ordinal_noun(normalise(buf[p:q])):
+                return _Cut(None)
+            return end
+        kind = self._abbreviation_kind(tokens)
+        if kind == "final":
+            # an end before a capital or an uncased letter ("etc. The", "م. في"); not before
+            # a lower-case letter, a digit or other marks ("etc. and", "a. C. 1600", "hab. /")
+            q = p
+            while q < n and buf[q] in _OPENING_MARKS:
+                q += 1
+            if q == n and not final:
+                return _Cut(None, wait=True)
+            first = buf[q] if q < n else ""
+            starts = first.isalpha() and unicodedata.category(first) != "Ll"
+            return end if starts or not first else _Cut(None)
+        if kind == "never":
+            return _Cut(None)
+        if _INITIAL.fullmatch(last, timeout=TIMEOUT):
+            before = tokens[-2] if len(tokens) > 1 else ""
+            # "2° C. De": a unit after a number; "классу S. В": a letter of another script
+            if last[0].isupper() and (before[-1:].isdigit() or before[-1:] == "°"):
+                return end
+            if nxt.isalpha() and _script(nxt) != _script(last[0]):
+                return end
+            return _Cut(None)
+        if _DOTTED.fullmatch(last, timeout=TIMEOUT):
+            return _Cut(None)
+        if _AKSHARA.fullmatch(last, timeout=TIMEOUT):
+            # Devanagari initials "बी. सी. में": one syllable with a dot, next to another
+            before = tokens[-2] if len(tokens) > 1 else ""
+            if _AKSHARA.fullmatch(before, timeout=TIMEOUT):
+                return _Cut(None)
+            m = _AKSHARA.match(buf, p, partial=True, timeout=TIMEOUT)
+            if m is not None and m.partial and not final:
+                return _Cut(None, wait=True)
+            if m is not None and not m.partial:
+                return _Cut(None)
+        return end
+
+    def _abbreviation_kind(self, tokens: list[str]) -> str | None:
+        """``never``/``final``/``None`` for the abbreviation ending the last tokens."""
         candidates: list[str] = []
         for size in (1, 2, 3):
             if len(tokens) < size:
@@ -220,7 +290,30 @@ class Segmenter:
             joined = normalise(" ".join(words))
             candidates.append(joined)
             candidates.append(joined.replace(" ", ""))
-        return self._is_abbr(candidates)
+            if size == 1 and "-" in joined[:-1]:
+                # "Doninikus-Zimmermann-Str.": the abbreviation is the last part
+                candidates.append(joined.rsplit("-", 1)[1])
+        candidates.sort(key=len)
+        return self._kind(candidates)
+
+
+def _is_ellipsis(run: str) -> bool:
+    return "…" in run or (len(run) >= 2 and set(run) == {"."})
+
+
+def _capital(ch: str) -> bool:
+    return bool(ch) and unicodedata.category(ch) in ("Lu", "Lt")
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or ch >= "\U00020000"
+
+
+def _script(ch: str) -> str:
+    try:
+        return unicodedata.name(ch).split(" ", 1)[0]
+    except ValueError:
+        return ""
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -28,6 +28,7 @@ from guardlex.rules._schema import (
     read_pack_file,
     validate,
 )
+from guardlex.rules.locale_info import LocaleInfo, merge_locale_info
 
 log = logging.getLogger("guardlex.rules")
 
@@ -80,6 +81,7 @@ class LocaleData:
     messages: dict[str, str] = field(default_factory=dict)
     stopwords: set[str] = field(default_factory=set)
     files: list[PackFile] = field(default_factory=list)
+    info: LocaleInfo | None = None  # the facts of locale.yaml
 
     def active_rules(self) -> list[RuleSpec]:
         """Rules that take part in routing (enabled and not disabled by an extension)."""
@@ -250,11 +252,21 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
             fp["examples"] = d["examples"]
     elif pf.kind == "lexicon":
         lex = data.lexicon
-        for key in ("pronouns", "unlimited", "per", "abbreviations"):
+        for key in (
+            "pronouns",
+            "unlimited",
+            "not_applicable",
+            "per",
+            "abbreviations",
+            "final_abbreviations",
+            "ordinal_nouns",
+            "proclitics",
+            "numeral_point",
+        ):
             words = lex.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
             lex[key] = [w for w in words if w not in disabled]
-        for key in ("ordinals", "units"):
+        for key in ("ordinals", "units", "number_words", "numeral_digits", "numeral_multipliers"):
             table = lex.setdefault(key, {})
             for name, words in (d.get(key) or {}).items():
                 _merge_words(table.setdefault(str(name), []), words)
@@ -270,6 +282,12 @@ def load_locale(code: str, folders: Sequence[Path], *, strict: bool = True) -> L
     it problems are left for the linter to report all at once.
     """
     data = LocaleData(code=code)
+    try:
+        data.info = merge_locale_info(code, folders)
+    except PackError:
+        if strict:
+            raise
+        data.info = LocaleInfo(code=code)  # the linter reports the problem with its line
     for folder in folders:
         for pf in read_locale_files(folder, code):
             if strict:
