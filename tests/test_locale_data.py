@@ -73,7 +73,10 @@ def packs_for(code: str | None) -> Packs:
 
 def own_pattern(code: str, rule: RuleSpec) -> regex.Pattern[str]:
     lexicon = packs_for(code).lexicon(code)
-    subject = subject_source(lexicon.get("pronouns", []), EXAMPLE_SUBJECTS)
+    info = packs_for(code).locale_info(code)
+    subject = subject_source(
+        lexicon.get("pronouns", []), EXAMPLE_SUBJECTS, info.titles, info.titles_after
+    )
     sources = rule_sources(rule.phrases, rule.patterns, subject)
     return regex.compile("|".join(f"(?:{s})" for s in sources))
 

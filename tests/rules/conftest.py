@@ -58,6 +58,8 @@ def write_pack(tmp_path: Path) -> Iterator[PackWriter]:
         folder = base / code
         folder.mkdir(parents=True, exist_ok=True)
         header = {"locale": code, "schema_version": 1}
+        if "locale" in files:
+            _dump(folder / "locale.yaml", {**header, **files["locale"]})
         if "refusal" in files:
             _dump(folder / "refusal.yaml", {**header, **files["refusal"]})
         if "overview" in files:

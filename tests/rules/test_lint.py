@@ -25,6 +25,9 @@ MESSAGES = {
 }
 
 
+LOCALE = {"name": "Test", "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana Reyes"}
+
+
 def full_pack(write_pack: PackWriter, code: str, refusal: dict, **kw: object) -> Path:
     return write_pack(
         code,
@@ -37,6 +40,7 @@ def full_pack(write_pack: PackWriter, code: str, refusal: dict, **kw: object) ->
         ),
         messages=MESSAGES,
         stopwords=["the"],
+        locale=kw.pop("locale", LOCALE),
         **kw,
     )
 

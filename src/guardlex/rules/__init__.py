@@ -41,6 +41,7 @@ from guardlex.rules.loader import (
     load_locale,
     select_locales,
 )
+from guardlex.rules.locale_info import LocaleInfo, merge_locale_info
 
 __all__ = [
     "FOLLOW_UP_MAX_WORDS",
@@ -102,7 +103,10 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
 
     The result holds only strings, lists and dicts, so it can be cached as JSON.
     """
-    subject = subject_source(data.lexicon.get("pronouns", []), subject_names)
+    info = data.info or LocaleInfo(code=data.code)
+    subject = subject_source(
+        data.lexicon.get("pronouns", []), subject_names, info.titles, info.titles_after
+    )
     proclitics = proclitic_source(data.lexicon.get("proclitics", []))
     rules = []
     for r in data.active_rules():
@@ -191,6 +195,7 @@ def load_packs(
     codes = select_locales(found, locales)
     names = tuple(subject_names)
     states = []
+    infos = {code: merge_locale_info(code, found[code]) for code in codes}
     for code in codes:
         key = fingerprint(found[code], [code, *names])
         compiled = load_cached(key) if cache else None
@@ -199,4 +204,4 @@ def load_packs(
             if cache:
                 store_cached(key, compiled)
         states.append(_state(compiled))
-    return Packs(states, names)
+    return Packs(states, names, infos)

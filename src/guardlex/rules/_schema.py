@@ -25,7 +25,7 @@ import yaml
 from guardlex.errors import PackError
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
-FILE_KINDS = ("refusal", "overview", "stopwords", "first_person", "lexicon", "messages")
+FILE_KINDS = ("locale", "refusal", "overview", "stopwords", "first_person", "lexicon", "messages")
 SCHEMA_VERSIONS = frozenset({1})
 
 JsonPath = tuple[str | int, ...]

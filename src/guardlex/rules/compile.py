@@ -28,8 +28,6 @@ ZWNJ = "\u200c"
 _PLACEHOLDER = regex.compile(r"(\{subject\}|\.\.\.|…)")
 GAP_WORDS = r"(?: \S+){0,3}"
 GAP_HAN = r"[^\n]{0,8}?"
-# honorifics a Latin-script name may carry ("Dr. Reyes", "Ms Reyes")
-_TITLES = r"(?:(?:dr|ms|mrs|mr|miss|mx|prof|professor|doctor|sr|sra|dra|herr|frau|mme|mlle)\.? )?"
 _SEPARATOR = regex.compile("([ \u200c])")
 _NAME_SEPARATORS = regex.compile(r"[ ·・•‧]+")
 
@@ -100,15 +98,34 @@ def subject_words(pronouns: Sequence[str], names: Sequence[str]) -> list[str]:
     return out
 
 
-def subject_source(pronouns: Sequence[str], names: Sequence[str]) -> str:
-    """Regex source for ``{subject}``: whole words; a Latin-script name may be possessive
-    ("Dana's", German "Danas", "Reyes'") and carry a title ("Dr. Reyes")."""
+def _titles_source(titles: Sequence[str]) -> str:
+    """Alternation of normalised titles without their trailing dot (the dot is optional)."""
+    forms = {normalise(t).rstrip(".").strip() for t in titles}
+    return "|".join(sorted((literal_source(f) for f in forms if f), key=lambda s: (-len(s), s)))
+
+
+def subject_source(
+    pronouns: Sequence[str],
+    names: Sequence[str],
+    titles: Sequence[str] = (),
+    titles_after: Sequence[str] = (),
+) -> str:
+    """Regex source for ``{subject}``: whole words; a name may carry a title before it
+    (``titles`` of locale.yaml: "Dr. Reyes") or after it (``titles_after``: 达娜博士), and
+    a Latin-script name may be possessive ("Dana's", German "Danas", "Reyes'")."""
     forms = []
     name_forms = set(subject_words((), names))
+    before = _titles_source(titles)
+    after = _titles_source(titles_after)
     for w in subject_words(pronouns, names):
         src = literal_source(w)
-        if w in name_forms and w[-1:].isascii():
-            src = _TITLES + src + "(?:['’]?s|['’])?"
+        if w in name_forms:
+            if before:
+                src = f"(?:(?:{before})\\.? )?" + src
+            if after:
+                src += f"(?: ?(?:{after}))?"
+            if w[-1:].isascii():
+                src += "(?:['’]?s|['’])?"
         if not is_han(w[0]):
             src = WORD_START + src
         if not is_han(w[-1]):

@@ -35,6 +35,12 @@ from guardlex.rules._text import (
 )
 from guardlex.rules.anchors import trie_source
 from guardlex.rules.compile import ZWNJ, literal_source, normalise_literal
+from guardlex.rules.locale_info import (
+    LocaleInfo,
+    detect_by_script,
+    shipped_locale_infos,
+    single_script_locales,
+)
 
 log = logging.getLogger("guardlex.rules")
 
@@ -192,31 +198,23 @@ def _check_input(text: str, name: str) -> None:
         )
 
 
-_SCRIPTS = {
-    "han": regex.compile(r"\p{Han}"),
-    "deva": regex.compile(r"\p{Devanagari}"),
-    "cyrl": regex.compile(r"\p{Cyrillic}"),
-    "arab": regex.compile(r"\p{Arabic}"),
-    "latn": regex.compile(r"\p{Latin}"),
-}
-_SCRIPT_LOCALES = {"han": ("zh",), "deva": ("hi",), "cyrl": ("ru",), "arab": ("fa", "ar")}
-_PERSIAN_ONLY = frozenset("پچژگ")
-_ARABIC_ONLY = frozenset("يكةىأإ")
-_LATIN_HINTS = {
-    "es": frozenset("ñ¿¡"),
-    "pt": frozenset("ãõ"),
-    "de": frozenset("ßäöü"),
-    "fr": frozenset("èêàùœç"),
-}
 _TOKEN = regex.compile(r"\w+")
 
 
 class Packs:
     """Loaded and compiled locale packs. Build with ``guardlex.load_packs``."""
 
-    def __init__(self, states: Sequence[LocaleState], subject_names: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        states: Sequence[LocaleState],
+        subject_names: Sequence[str] = (),
+        infos: Mapping[str, LocaleInfo] | None = None,
+    ) -> None:
         self._states = {s.code: s for s in states}
         self._order = tuple(s.code for s in states)
+        # locale facts (locale.yaml); the shipped ones when the caller gives none
+        known = shipped_locale_infos() if infos is None else infos
+        self._infos = {c: known.get(c) or LocaleInfo(code=c) for c in self._order}
         self.subject_names = tuple(subject_names)
         self._ignored_words: frozenset[str] | None = None
         # every active rule in routing order: refusal of each locale, then overview
@@ -509,15 +507,15 @@ class Packs:
 
     def _first_person_locales(self, text: str) -> list[str]:
         codes = [self.detect_locale(text)]
-        for script, locs in _SCRIPT_LOCALES.items():
-            code = locs[0]
-            if (
-                len(locs) == 1
-                and code not in codes
-                and _SCRIPTS[script].search(text, timeout=REGEX_TIMEOUT)
-            ):
+        for code in single_script_locales(self._infos, self._order):
+            if code not in codes and self._infos[code].writes(text):
                 codes.append(code)
         return [c for c in codes if c in self._states]
+
+    def locale_info(self, locale: str) -> LocaleInfo:
+        """The facts of a loaded locale (its ``locale.yaml``)."""
+        self._state(locale)  # UnknownLocaleError for a locale that is not loaded
+        return self._infos[locale]
 
     # -- language of the reader ------------------------------------------------------
     def detect_locale(self, text: str) -> str:
@@ -527,37 +525,13 @@ class Packs:
         every locale.
         """
         _check_input(text, "text")
-        counts = {name: len(p.findall(text, timeout=REGEX_TIMEOUT)) for name, p in _SCRIPTS.items()}
-        script = max(counts, key=lambda k: (counts[k], k == "latn"))
-        default = "en" if "en" in self._states else (self._order[0] if self._order else "en")
-        if counts[script] == 0:
-            return default
         tokens = _TOKEN.findall(normalise(text), timeout=REGEX_TIMEOUT)
 
         def score(code: str) -> int:
             st = self._states.get(code)
             return sum(1 for t in tokens if t in st.signal_words) if st else -1
 
-        if script in ("han", "deva", "cyrl"):
-            code = _SCRIPT_LOCALES[script][0]
-            return code if code in self._states else default
-        if script == "arab":
-            fa = score("fa") + 2 * sum(1 for ch in text if ch in _PERSIAN_ONLY)
-            ar = score("ar") + 2 * sum(1 for ch in text if ch in _ARABIC_ONLY)
-            if "fa" in self._states and (fa > ar or "ar" not in self._states):
-                return "fa"
-            return "ar" if "ar" in self._states else default
-        latin = [c for c in self._order if c in ("en", "es", "pt", "fr", "de")]
-        if not latin:
-            return default
-        scores = {}
-        for c in latin:
-            hint = _LATIN_HINTS.get(c, frozenset())
-            scores[c] = score(c) + sum(1 for ch in text.lower() if ch in hint)
-        best = max(scores.values())
-        if "en" in scores and scores["en"] == best:
-            return "en"
-        return min(c for c, v in scores.items() if v == best)
+        return detect_by_script(text, self._infos, self._order, score)
 
 
 def _span(cur: NormalisedLike, start: int, end: int) -> tuple[int, int] | None:

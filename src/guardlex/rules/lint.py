@@ -34,20 +34,38 @@ from guardlex.rules.loader import (
     discover,
     schema_problems,
 )
+from guardlex.rules.locale_info import (
+    LocaleInfo,
+    example_subjects,
+    merge_locale_info,
+    root_locale,
+    shipped_locale_infos,
+)
 
 ERROR = "ERROR"
 WARNING = "WARNING"
-#: The subject names examples may use (each name's parts count too: "Dana", "Reyes").
-EXAMPLE_SUBJECTS = (
-    "Dana Reyes",
-    "دانا ریس",
-    "دانا رییس",
-    "Дана Рейес",
-    "दाना रेयेस",
-    "डाना रेयेस",
-    "达娜·雷耶斯",
-    "达娜",
-)
+
+
+def example_subject_names(extra: LocaleInfo | None = None) -> tuple[str, ...]:
+    """The subject names examples may use: every shipped locale's ``example_subject``
+    and its spellings (root locale first), plus those of ``extra`` (a locale being
+    linted). Each name's parts count too ("Dana", "Reyes")."""
+    infos = shipped_locale_infos()
+    root = root_locale(infos)
+    ordered = [infos[root]] if root is not None and root in infos else []
+    ordered += [i for c, i in infos.items() if c != root]
+    if extra is not None:
+        ordered.append(extra)
+    return example_subjects(ordered)
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # EXAMPLE_SUBJECTS is read from the locale.yaml files on first use, not at import
+    if name == "EXAMPLE_SUBJECTS":
+        return example_subject_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 MESSAGE_KEYS = (
     "refusal",
     "below_threshold",
@@ -255,7 +273,11 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
     # compile each rule alone to run its examples and check its sources
     from guardlex.rules.compile import proclitic_source, rule_sources, subject_source
 
-    subject = subject_source(data.lexicon.get("pronouns", []), EXAMPLE_SUBJECTS)
+    names = example_subject_names(data.info)
+    info = data.info or LocaleInfo(code=data.code)
+    subject = subject_source(
+        data.lexicon.get("pronouns", []), names, info.titles, info.titles_after
+    )
     proclitics = proclitic_source(data.lexicon.get("proclitics", []))
     own: dict[str, regex.Pattern[str] | None] = {}
     for rule in data.rules:
@@ -328,10 +350,10 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
         except regex.error:
             own[rule.id] = None
 
-    compiled = compile_locale(data, EXAMPLE_SUBJECTS)
+    compiled = compile_locale(data, names)
     from guardlex.rules.engine import Packs
 
-    packs = Packs([_state(compiled)], EXAMPLE_SUBJECTS)
+    packs = Packs([_state(compiled)], names, {data.code: info})
     for rule in data.active_rules():
         pattern = own.get(rule.id)
         for example in rule.match:
@@ -494,6 +516,10 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
     """Lint one locale merged over ``folders``; file-level checks only for ``check``."""
     findings: list[Finding] = []
     data = LocaleData(code=code)
+    try:
+        data.info = merge_locale_info(code, folders)
+    except PackError:
+        data.info = None  # the schema check of locale.yaml below reports it with its line
     broken = False
     ids_seen: dict[str, tuple[str, int]] = {}
     for folder in folders:
