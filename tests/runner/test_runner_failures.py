@@ -143,7 +143,7 @@ def test_broken_ledger_names_path_and_reason(tiny_store, fake_packs, tmp_path: P
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     path = blocker / "ledger.sqlite"
-    ledger = BudgetLedger(path, 1_000_000)
+    ledger = BudgetLedger(path, 1_000_000, create=True)
     a = Runner(tiny_store, fake_packs, ledger=ledger).ask(GOOD_Q)
     assert a.code == "BUDGET_EXHAUSTED" and "LEDGER_UNAVAILABLE" in a.trace
     assert a.text == "BUDGET-TEXT-en"  # the reader: fail closed, fixed text
@@ -190,7 +190,7 @@ def test_cli_ask_unreachable_model_exits_nonzero(
     capsys.readouterr()
     try:
         argv = ["ask", PARCHMENT_Q, "--store", str(ana_store), "--model", "openai"]
-        rc = main([*argv, "--base-url", url, "--ledger", str(ledger)])
+        rc = main([*argv, "--base-url", url, "--ledger", str(ledger), "--new-ledger"])
     finally:
         if kind == "http-500":
             srv.__exit__(None, None, None)
@@ -241,7 +241,8 @@ def test_cli_ask_bad_ledger_warns_the_operator(ana_store: Path, tmp_path: Path, 
     blocker.write_text("x")
     bad = blocker / "ledger.sqlite"
     capsys.readouterr()
-    rc = main(["ask", PARCHMENT_Q, "--store", str(ana_store), "--ledger", str(bad), "--json"])
+    argv = ["ask", PARCHMENT_Q, "--store", str(ana_store), "--ledger", str(bad)]
+    rc = main([*argv, "--new-ledger", "--json"])
     out, err = capsys.readouterr()
     data = json.loads(out)
     assert data["code"] == "BUDGET_EXHAUSTED" and "LEDGER_UNAVAILABLE" in data["trace"]
@@ -351,3 +352,150 @@ def test_broken_rate_counters_fail_open_and_say_why(tmp_path: Path) -> None:
     limiter = RateLimiter(blocker / "rates.sqlite")
     assert limiter.hit("203.0.113.7").code == "UNAVAILABLE"
     assert limiter.error is not None and str(blocker / "rates.sqlite") in limiter.error
+
+
+# ------------------------------------------------------------ settle cannot be skipped
+
+
+def _content_five(h, body) -> None:  # type: ignore[no-untyped-def]
+    from .test_runner_models import sse_event, sse_head
+
+    sse_head(h)
+    sse_event(h, {"choices": [{"delta": {"content": "The gate held [1]. "}}]})
+    sse_event(h, {"choices": [{"delta": {"content": 5}}]})
+    sse_event(h, "[DONE]")
+
+
+def test_malformed_event_is_model_error_and_releases_the_reservation(
+    tiny_store, fake_packs
+) -> None:
+    from .test_runner_models import _RawServer
+
+    ledger = BudgetLedger(":memory:", 1_000_000)
+    with _RawServer(_content_five) as srv:
+        r = Runner(
+            tiny_store, fake_packs, model=lambda: OpenAIChatModel(srv.url, "m"), ledger=ledger
+        )
+        a = r.ask(GOOD_Q)
+    assert a.code == "MODEL_ERROR" and "content" in (a.error or "")
+    spent, reserved = ledger.usage()
+    assert reserved == 0 and spent == a.cost_tokens > 0  # settled, not leaked for the month
+
+
+class _Exploding:
+    """A third-party model whose stream raises something other than ModelError."""
+
+    name = "exploding"
+
+    def __init__(self, when: str) -> None:
+        self.when = when
+
+    def stream(self, prompt: Prompt):  # type: ignore[no-untyped-def]
+        if self.when == "open":
+            raise TypeError("bad client")
+        outer = self
+
+        class S:
+            cancelled = False
+            received = property(lambda self: 1 / 0)  # even its bookkeeping is broken
+            usage = None
+
+            def cancel(self) -> None:
+                raise RuntimeError("cannot cancel")
+
+            def __iter__(self):  # type: ignore[no-untyped-def]
+                yield "The gate held [1]. "
+                if outer.when == "bytes":
+                    yield b"raw"
+                raise KeyError("boom")
+
+        return S()
+
+
+@pytest.mark.parametrize("when", ["open", "iterate", "bytes"])
+def test_any_model_failure_is_model_error_and_is_settled(tiny_store, fake_packs, when) -> None:
+    ledger = BudgetLedger(":memory:", 1_000_000)
+    r = Runner(tiny_store, fake_packs, model=lambda: _Exploding(when), ledger=ledger)
+    a = r.ask(GOOD_Q)
+    assert a.code == "MODEL_ERROR" and a.trace[-1] == "MODEL_ERROR"
+    assert ledger.usage()[1] == 0  # the reservation was released
+
+
+class _BrokenSettle(BudgetLedger):
+    def settle(self, reservation, actual_tokens):  # type: ignore[no-untyped-def]
+        self.error = "disk I/O error"
+        return False
+
+
+def test_a_settle_failure_is_traced_and_logged(tiny_store, fake_packs, caplog) -> None:
+    ledger = _BrokenSettle(":memory:", 1_000_000)
+    with caplog.at_level("WARNING", logger="guardlex.runner"):
+        a = Runner(tiny_store, fake_packs, ledger=ledger).ask(GOOD_Q)
+    assert a.code == "ANSWERED" and "SETTLE_FAILED" in a.trace
+    assert a.error is not None and "disk I/O error" in a.error
+    assert any("could not record" in rec.getMessage() for rec in caplog.records)
+
+
+def test_a_raising_ledger_settle_is_still_a_settle_failure(tiny_store, fake_packs) -> None:
+    class Raising(BudgetLedger):
+        def settle(self, reservation, actual_tokens):  # type: ignore[no-untyped-def]
+            raise OSError("gone")
+
+    a = Runner(tiny_store, fake_packs, ledger=Raising(":memory:", 10**6)).ask(GOOD_Q)
+    assert "SETTLE_FAILED" in a.trace and "gone" in (a.error or "")
+
+
+def test_usage_over_the_reservation_is_capped_and_flagged(tiny_store, fake_packs, caplog) -> None:
+    from guardlex.runner.models import ScriptedModel, Usage
+
+    class Liar(ScriptedModel):
+        def stream(self, prompt):  # type: ignore[no-untyped-def]
+            s = super().stream(prompt)
+            s._final_usage = Usage(10**7, 10**7)  # type: ignore[attr-defined]
+            return s
+
+    ledger = BudgetLedger(":memory:", 1_000_000)
+    with caplog.at_level("WARNING", logger="guardlex.runner"):
+        a = Runner(tiny_store, fake_packs, model=Liar, ledger=ledger).ask(GOOD_Q)
+    assert "USAGE_OVER_RESERVATION" in a.trace
+    prompt_bytes = utf8_tokens(
+        Prompt(a.question, tuple(s.text for s in a.sources), "en", 1024).render()
+    )
+    assert a.cost_tokens == prompt_bytes + 1024 == ledger.usage()[0]  # the reservation
+    assert any("over" in rec.getMessage() for rec in caplog.records)
+
+
+def test_output_is_cut_at_the_reserved_bound_in_bytes(tiny_store, fake_packs) -> None:
+    from guardlex.runner.models import _ListStream
+
+    class Flood:
+        name = "flood"
+
+        def stream(self, prompt):  # type: ignore[no-untyped-def]
+            return _ListStream(["Дана держала шлюз [1]. "] * 1000)  # 2 bytes a letter
+
+    ledger = BudgetLedger(":memory:", 1_000_000)
+    r = Runner(tiny_store, fake_packs, model=Flood, ledger=ledger, max_output_tokens=101)
+    a = r.ask(GOOD_Q)
+    assert "OUTPUT_CAPPED" in a.trace
+    prompt_bytes = a.cost_tokens - 101  # nothing over the bound was counted or shown
+    assert prompt_bytes > 0 and ledger.usage() == (a.cost_tokens, 0)
+    assert utf8_tokens(a.text) <= 101 + utf8_tokens("TRUNCATED-TEXT-en") + 2
+
+
+def test_cli_missing_ledger_is_a_usage_error(ana_store: Path, tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "gone.sqlite"
+    rc = main(["ask", PARCHMENT_Q, "--store", str(ana_store), "--ledger", str(missing)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and err.count("\n") == 0 and "--new-ledger" in err
+    assert not missing.exists()
+
+
+def test_cli_base_url_with_credentials_is_rejected(ana_store: Path, capsys) -> None:
+    url = "https://bob:hunter2secret@api.example.com/v1"
+    rc = main(
+        ["ask", PARCHMENT_Q, "--store", str(ana_store), "--model", "openai", "--base-url", url]
+    )
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and err.count("\n") == 0 and "credentials" in err
+    assert "hunter2secret" not in err

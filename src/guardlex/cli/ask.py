@@ -92,6 +92,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--model openai, in memory for the scripted model)",
     )
     p.add_argument(
+        "--new-ledger",
+        action="store_true",
+        help="create the ledger file if it does not exist (without this flag a missing "
+        "ledger is an error: a deleted ledger must not reset the month's spend)",
+    )
+    p.add_argument(
         "--monthly-cap",
         type=int,
         default=2_000_000,
@@ -119,7 +125,14 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.runner.embeddings import DEFAULT_EMBEDDER, check_embedder_name
     from guardlex.runner.errors import EmptyQuestionError, RunnerError, StoreError
     from guardlex.runner.models import Model, OpenAIChatModel, check_endpoint
-    from guardlex.runner.pipeline import LEDGER_UNAVAILABLE, MODEL_ERROR, Answer
+    from guardlex.runner.pipeline import (
+        LEDGER_UNAVAILABLE,
+        MODEL_ERROR,
+        SETTLE_FAILED,
+        USAGE_INVALID,
+        USAGE_OVER_RESERVATION,
+        Answer,
+    )
     from guardlex.runner.store import Store
 
     # User mistakes are errors before anything is built: never a silent fallback.
@@ -164,6 +177,11 @@ def _run(args: argparse.Namespace) -> int:
             ledger_path = str(cache_dir() / "ledger.sqlite")
         except OSError:
             ledger_path = None
+    if ledger_path is not None and not args.new_ledger and not os.path.exists(ledger_path):
+        raise RunnerError(
+            f"no budget ledger at {ledger_path}: pass --new-ledger to start one (a ledger "
+            "is never created silently, so a deleted one cannot reset the month's spend)"
+        )
     limiter = None
     if args.client is not None:
         limiter = RateLimiter(ledger_path or str(cache_dir() / "ledger.sqlite"))
@@ -177,6 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         max_output_tokens=args.max_output_tokens,
         packs=packs,
+        new_ledger=args.new_ledger,
     )
     answer: Answer | None = None
     for item in runner.stream(
@@ -209,6 +228,14 @@ def _run(args: argparse.Namespace) -> int:
             f"{limiter.error}",
             file=sys.stderr,
         )
+    for code, what in (
+        (SETTLE_FAILED, "budget ledger could not record the call"),
+        (USAGE_OVER_RESERVATION, "the model reported more usage than was reserved"),
+        (USAGE_INVALID, "the model reported usage that is not token counts"),
+    ):
+        if code in answer.trace:
+            detail = f": {answer.error}" if code == SETTLE_FAILED and answer.error else ""
+            print(f"guardlex: warning: {what}{detail}", file=sys.stderr)
     if answer.code == MODEL_ERROR:
         print(f"guardlex: error: {answer.error}", file=sys.stderr)
         return 1

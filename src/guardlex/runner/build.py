@@ -141,12 +141,17 @@ def runner_for(
     threshold: float | None = None,
     packs: _engine.PackView | None = None,
     max_output_tokens: int | None = None,
+    new_ledger: bool = False,
 ) -> Runner:
-    """A :class:`Runner` over ``store`` with the store's own embedder unless told otherwise."""
+    """A :class:`Runner` over ``store`` with the store's own embedder unless told otherwise.
+
+    ``ledger_path`` must name an existing ledger unless ``new_ledger`` (see
+    :class:`BudgetLedger`: a missing ledger refuses every turn rather than reset the month).
+    """
     pv = packs if packs is not None else packs_for(store.owner_names())
     name = embedder or store.embedder_name or DEFAULT_EMBEDDER
     if ledger is None:
-        ledger = BudgetLedger(ledger_path or ":memory:", monthly_cap)
+        ledger = BudgetLedger(ledger_path or ":memory:", monthly_cap, create=new_ledger)
     return Runner(
         store,
         pv,

@@ -14,6 +14,7 @@ import ipaddress
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -135,6 +136,10 @@ def with_marker(sentence: str, n: int) -> str:
     return f"{body}{space}[{n}]{tail}"
 
 
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _words(text: str) -> set[str]:
     return {w for w in regex.findall(r"\w{4,}", text.casefold(), timeout=REGEX_TIMEOUT)}
 
@@ -188,9 +193,9 @@ class ScriptedModel:
     It quotes up to ``sentences_per_source`` sentences from each of the first
     ``max_sources`` sources (every record, up to ten, for overview prompts) and marks each
     with its source. It streams in pieces of ``piece`` characters so tests exercise the
-    gate's buffering. Output beyond ``max_output_tokens`` characters (one simulated token
-    per character) is cut, as a real
-    output limit cuts a stream mid-sentence.
+    gate's buffering. Output beyond ``max_output_tokens`` simulated tokens is cut, as a
+    real output limit cuts a stream mid-sentence; a simulated token is one UTF-8 byte,
+    the measure the budget guard reserves and the runner cuts streams with.
     """
 
     name = "scripted"
@@ -247,7 +252,7 @@ class ScriptedModel:
         text = ""
         for s in sentences:
             candidate = f"{text}{joiner}{s}" if text else s
-            if len(candidate) > prompt.max_output_tokens and text:
+            if _utf8_len(candidate) > prompt.max_output_tokens and text:
                 break
             text = candidate
         return text
@@ -259,8 +264,9 @@ class ScriptedModel:
     def stream(self, prompt: Prompt) -> ModelStream:
         self.calls += 1
         text = self.compose(prompt)
-        if len(text) > prompt.max_output_tokens:
-            text = text[: prompt.max_output_tokens]
+        if _utf8_len(text) > prompt.max_output_tokens:
+            cut = text.encode("utf-8", "surrogatepass")[: prompt.max_output_tokens]
+            text = cut.decode("utf-8", "ignore")
         pieces = [text[i : i + self.piece] for i in range(0, len(text), self.piece)]
         usage = None
         if self.report_usage:
@@ -385,55 +391,147 @@ MISBEHAVING: dict[str, type[ScriptedModel]] = {
 # ---------------------------------------------------------------- OpenAI-compatible
 
 
-class _SseStream(_StreamState):
-    """Server-sent events from ``/chat/completions`` with ``stream: true``."""
+#: Longest line of the event stream the client reads (an event is a few hundred bytes).
+MAX_EVENT_BYTES = 256 * 1024
+#: Most bytes one stream may send in all (events, comments and keep-alives together).
+MAX_STREAM_BYTES = 32 * 1024 * 1024
+#: Seconds one turn's stream may take in all, from the request to the last event.
+DEFAULT_TURN_DEADLINE = 120.0
 
-    def __init__(self, response: Any, url: str = "") -> None:
+
+class _SseStream(_StreamState):
+    """Server-sent events from ``/chat/completions`` with ``stream: true``.
+
+    Everything the server sends is untrusted: an event that is not the documented shape
+    (an object with a list of choices whose ``delta.content`` is text, and a usage object
+    of token counts), a line over :data:`MAX_EVENT_BYTES`, a stream over
+    :data:`MAX_STREAM_BYTES`, one that never sends an event, or one still going at the
+    turn's deadline raises :class:`ModelError`. Messages are scrubbed of the API key.
+    """
+
+    def __init__(
+        self,
+        response: Any,
+        url: str = "",
+        *,
+        deadline: float = DEFAULT_TURN_DEADLINE,
+        scrub: Callable[[str], str] = lambda s: s,
+        started: float | None = None,
+    ) -> None:
         super().__init__()
         self._resp = response
         self._url = url
         self._usage: Usage | None = None
         self._closed = False
+        self._scrub = scrub
+        self._deadline = deadline
+        self._started = time.monotonic() if started is None else started
+        self._expired = threading.Event()
+        remaining = max(0.0, deadline - (time.monotonic() - self._started))
+        # A server that drips one byte at a time never trips the socket timeout: the
+        # watchdog shuts the connection at the deadline, which wakes a blocked read.
+        self._watchdog = threading.Timer(remaining, self._expire)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _expire(self) -> None:
+        self._expired.set()
+        self._shutdown()
+
+    def _error(self, message: str, cls: type[ModelError] = ModelError, **kw: Any) -> ModelError:
+        return cls(self._scrub(message), **kw)
+
+    def _events(self) -> Iterator[Any]:
+        """Each ``data:`` payload, parsed, until ``[DONE]`` or the end of the stream."""
+        total = 0
+        seen = False
+        while not self._cancelled.is_set():
+            try:
+                line = self._resp.readline(MAX_EVENT_BYTES + 1)
+            except (OSError, ValueError, AttributeError) as exc:
+                if self._cancelled.is_set():
+                    return
+                if self._expired.is_set():
+                    raise self._error(
+                        f"the model stream passed the turn's deadline of {self._deadline:g} s"
+                    ) from exc
+                if not self._received:
+                    # Nothing came back: the endpoint is as good as unreachable. The
+                    # request was sent, so the provider may bill the prompt.
+                    raise self._error(
+                        f"no answer from the model endpoint {self._url}: {_reason(exc)}",
+                        ModelUnavailableError,
+                        billable=True,
+                    ) from exc
+                raise self._error(f"model stream broke: {_reason(exc)}") from exc
+            if self._expired.is_set():
+                raise self._error(
+                    f"the model stream passed the turn's deadline of {self._deadline:g} s"
+                )
+            if not line:
+                if not seen and not self._cancelled.is_set():
+                    raise self._error(
+                        f"the model endpoint {self._url} closed the stream without any event"
+                    )
+                return
+            total += len(line)
+            if len(line) > MAX_EVENT_BYTES:
+                raise self._error(
+                    f"an event line of the model stream is over {MAX_EVENT_BYTES} bytes"
+                )
+            if total > MAX_STREAM_BYTES:
+                raise self._error(f"the model stream is over {MAX_STREAM_BYTES} bytes")
+            text = line.decode("utf-8", errors="replace").strip()
+            if not text.startswith("data:"):
+                continue  # comments, event names, keep-alives
+            data = text[5:].strip()
+            seen = True
+            if data == "[DONE]":
+                return
+            try:
+                yield json.loads(data)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, 5,000 digits
+                raise self._error(f"malformed event from the model: {data[:80]!r}") from exc
 
     def __iter__(self) -> Iterator[str]:
         try:
-            while not self._cancelled.is_set():
-                try:
-                    line = self._resp.readline()
-                except (OSError, ValueError) as exc:
-                    if self._cancelled.is_set():
-                        return
-                    if not self._received:
-                        # Nothing came back: the endpoint is as good as unreachable. The
-                        # request was sent, so the provider may bill the prompt.
-                        raise ModelUnavailableError(
-                            f"no answer from the model endpoint {self._url}: {_reason(exc)}",
-                            billable=True,
-                        ) from exc
-                    raise ModelError(f"model stream broke: {exc}") from exc
-                if not line:
-                    return
-                text = line.decode("utf-8", errors="replace").strip()
-                if not text.startswith("data:"):
-                    continue  # comments, event names, keep-alives
-                data = text[5:].strip()
-                if data == "[DONE]":
-                    return
-                try:
-                    event = json.loads(data)
-                except json.JSONDecodeError as exc:
-                    raise ModelError(f"malformed event from the model: {data[:80]!r}") from exc
-                usage = event.get("usage")
-                if isinstance(usage, dict):
-                    self._usage = Usage(
-                        int(usage.get("prompt_tokens") or 0),
-                        int(usage.get("completion_tokens") or 0),
+            for event in self._events():
+                if not isinstance(event, dict):
+                    raise self._error(
+                        f"malformed event from the model: a {type(event).__name__}, not an object"
                     )
-                for choice in event.get("choices") or ():
-                    piece = (choice.get("delta") or {}).get("content")
+                if "usage" in event and event["usage"] is not None:
+                    self._usage = _read_usage(event["usage"], self._error)
+                choices = event.get("choices")
+                if choices is None:
+                    continue
+                if not isinstance(choices, list):
+                    raise self._error("malformed event from the model: 'choices' is not a list")
+                for choice in choices:
+                    if not isinstance(choice, dict):
+                        raise self._error(
+                            "malformed event from the model: a choice is not an object"
+                        )
+                    delta = choice.get("delta")
+                    if delta is None:
+                        continue
+                    if not isinstance(delta, dict):
+                        raise self._error(
+                            "malformed event from the model: 'delta' is not an object"
+                        )
+                    piece = delta.get("content")
+                    if piece is None:
+                        continue
+                    if not isinstance(piece, str):
+                        raise self._error(
+                            "malformed event from the model: 'content' is a "
+                            f"{type(piece).__name__}, not text"
+                        )
                     if piece:
                         self._received.append(piece)
                         yield piece
+                    if self._cancelled.is_set():
+                        return
         finally:
             self.close()
 
@@ -442,10 +540,18 @@ class _SseStream(_StreamState):
         self._cancelled.set()
         self.close()
 
+    def _shutdown(self) -> None:
+        sock = _socket_of(self._resp)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            with contextlib.suppress(OSError):
+            self._watchdog.cancel()
+            self._shutdown()
+            with contextlib.suppress(OSError, ValueError, AttributeError):
                 self._resp.close()
 
     @property
@@ -453,12 +559,50 @@ class _SseStream(_StreamState):
         return self._usage
 
 
+def _socket_of(resp: Any) -> socket.socket | None:
+    """The socket under an ``http.client`` response, when it can be found."""
+    raw = getattr(getattr(resp, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _read_usage(usage: object, error: Callable[[str], ModelError]) -> Usage:
+    """The provider's usage, or a :class:`ModelError` unless both counts are token counts."""
+    from guardlex.runner.costs import valid_tokens
+
+    if not isinstance(usage, dict):
+        raise error("malformed usage from the model: not an object")
+    counts = []
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(key, 0)
+        n = 0 if value is None else valid_tokens(value)
+        if n is None:
+            raise error(
+                f"malformed usage from the model: {key} is {str(value)[:40]!r}, not a token count"
+            )
+        counts.append(n)
+    return Usage(counts[0], counts[1])
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: the request carries the API key, and a 3xx to another
+    origin would hand it over. The 3xx then surfaces as an HTTP error."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
 class OpenAIChatModel:
     """A client for any OpenAI-compatible ``/chat/completions`` endpoint (SSE streaming).
 
     Only the standard library is used (``urllib``), so the runner adds no HTTP
     dependency. The API key is read by the caller (the CLI reads an environment variable
-    it is told the name of) and never logged.
+    it is told the name of), never logged, and scrubbed from every error message.
+    Redirects are never followed. ``timeout`` bounds each connect and read;
+    ``deadline`` bounds the whole turn (request to last event).
     """
 
     def __init__(
@@ -468,6 +612,7 @@ class OpenAIChatModel:
         api_key: str | None = None,
         timeout: float = 60.0,
         temperature: float = 0.0,
+        deadline: float = DEFAULT_TURN_DEADLINE,
     ) -> None:
         check_endpoint(base_url, api_key)
         self.base_url = base_url.rstrip("/")
@@ -475,7 +620,15 @@ class OpenAIChatModel:
         self.name = f"openai:{model}"
         self._api_key = api_key
         self.timeout = timeout
+        self.deadline = deadline
         self.temperature = temperature
+
+    def _scrub(self, message: str) -> str:
+        """``message`` without the API key (a server may echo it back in a body)."""
+        key = self._api_key
+        if key:
+            message = message.replace(key, "[key]")
+        return " ".join(message.split())
 
     def stream(self, prompt: Prompt) -> ModelStream:
         """Open the stream. Raises :class:`ModelUnavailableError` when the endpoint cannot
@@ -492,32 +645,63 @@ class OpenAIChatModel:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         url = f"{self.base_url}/chat/completions"
+        shown = safe_url(url)
         req = urllib.request.Request(
             url,
             data=json.dumps(body).encode("utf-8"),
             headers=headers,
             method="POST",
         )
+        started = time.monotonic()
         try:
-            resp = urllib.request.urlopen(req, timeout=self.timeout)
+            resp = _OPENER.open(req, timeout=min(self.timeout, self.deadline))
         except urllib.error.HTTPError as exc:
             detail = ""
-            with contextlib.suppress(OSError, ValueError):
-                detail = exc.read(200).decode("utf-8", errors="replace") if exc.fp else ""
-            detail = " ".join(detail.split())
+            if 300 <= exc.code < 400:
+                detail = "redirects are not followed (the request carries the API key)"
+            else:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    detail = exc.read(200).decode("utf-8", errors="replace") if exc.fp else ""
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                exc.close()
             raise ModelUnavailableError(
-                f"the model endpoint {url} answered HTTP {exc.code}"
-                + (f": {detail}" if detail else "")
+                self._scrub(
+                    f"the model endpoint {shown} answered HTTP {exc.code}"
+                    + (f": {detail}" if detail.strip() else "")
+                )
             ) from exc
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             timed_out = isinstance(reason, (TimeoutError, socket.timeout))
             raise ModelUnavailableError(
-                f"cannot connect to the model endpoint {url}: {_reason(reason)}",
+                self._scrub(f"cannot connect to the model endpoint {shown}: {_reason(reason)}"),
                 # A timeout may come after the request was sent: the provider may bill it.
                 billable=timed_out,
             ) from exc
-        return _SseStream(resp, url)
+        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype and ctype != "text/event-stream":
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                resp.close()
+            raise ModelError(
+                self._scrub(
+                    f"the model endpoint {shown} answered {ctype[:60]!r}, not an event stream "
+                    "(text/event-stream)"
+                )
+            )
+        return _SseStream(resp, shown, deadline=self.deadline, scrub=self._scrub, started=started)
+
+
+def safe_url(url: str) -> str:
+    """``url`` for messages: no user name, password, query or fragment."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(invalid URL)"
+    return urllib.parse.urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
 
 
 def is_loopback(base_url: str) -> bool:
@@ -537,13 +721,25 @@ def check_endpoint(base_url: str, api_key: str | None) -> None:
     The URL must be http(s) with a host; an endpoint off this machine needs an API key
     (a local server usually takes none, so loopback is allowed without one).
     """
-    parts = urllib.parse.urlsplit(base_url)
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        raise ModelError("model base URL is not a valid URL") from None
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        # Never echo the URL: it holds a password.
+        raise ModelError(
+            "model base URL must not contain credentials (user:password@host): pass the "
+            "key in the environment variable named by --api-key-env"
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ModelError(f"model base URL {base_url!r} must start with http:// or https://")
+        raise ModelError(
+            f"model base URL {safe_url(base_url)!r} must start with http:// or https://"
+        )
     if not api_key and not is_loopback(base_url):
         raise MissingApiKeyError(
-            f"no API key for the model endpoint {base_url}: set the environment variable "
-            "named by --api-key-env (only a loopback endpoint may run without a key)"
+            f"no API key for the model endpoint {safe_url(base_url)}: set the environment "
+            "variable named by --api-key-env (only a loopback endpoint may run without a key)"
         )
 
 

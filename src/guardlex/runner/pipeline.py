@@ -8,6 +8,7 @@ and no model client: both are built lazily, on first use.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from guardlex.errors import InputTooLargeError, UnknownLocaleError
 from guardlex.runner import _engine
 from guardlex.runner._regex import REGEX_TIMEOUT
 from guardlex.runner.corpus import Record
-from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens
+from guardlex.runner.costs import BudgetLedger, RateLimiter, utf8_tokens, valid_tokens
 from guardlex.runner.embeddings import DEFAULT_EMBEDDER, Embedder, make_embedder
 from guardlex.runner.errors import (
     EmptyQuestionError,
@@ -62,6 +63,21 @@ MODEL_ERROR = "MODEL_ERROR"
 KEYWORD_FALLBACK = "KEYWORD_FALLBACK"
 LEDGER_UNAVAILABLE = "LEDGER_UNAVAILABLE"
 RATE_LIMIT_UNAVAILABLE = "RATE_LIMIT_UNAVAILABLE"
+#: An overview question on a site without records: its documents' titles instead, or
+#: (no documents either) the fixed below-threshold text. Never an empty answer.
+OVERVIEW_DOCUMENTS = "OVERVIEW_DOCUMENTS"
+OVERVIEW_EMPTY = "OVERVIEW_EMPTY"
+#: The model's output reached the reserved bound: the stream was cut and cancelled.
+OUTPUT_CAPPED = "OUTPUT_CAPPED"
+#: The provider reported more usage than was reserved; the reservation was recorded.
+USAGE_OVER_RESERVATION = "USAGE_OVER_RESERVATION"
+#: The provider's usage was not a pair of token counts; the reservation was recorded.
+USAGE_INVALID = "USAGE_INVALID"
+#: The ledger could not record the call (the reservation stays held).
+SETTLE_FAILED = "SETTLE_FAILED"
+
+#: Operator warnings (settle failures, usage over the reservation) go to this logger.
+log = logging.getLogger("guardlex.runner")
 
 #: The pack message a reader sees when the model could not be reached. The messages
 #: schema has no key of its own for it yet; "the answer was stopped" is the closest
@@ -359,6 +375,26 @@ class Runner:
             sources = tuple(
                 Source(i, r.id, self._record_text(r, loc)) for i, r in enumerate(records, start=1)
             )
+            if not sources:
+                # A site without records: a brief overview of what it has (its documents'
+                # titles, gated like any answer), or the fixed text when it has nothing.
+                sources = self._document_overview(loc)
+                trace.append(OVERVIEW_DOCUMENTS if sources else OVERVIEW_EMPTY)
+            if not sources:
+                trace.append(BELOW_THRESHOLD)
+                text = self.packs.message(loc, "below_threshold")
+                yield text
+                yield Answer(
+                    text=text,
+                    code=BELOW_THRESHOLD,
+                    trace=tuple(trace),
+                    locale=loc,
+                    route="overview",
+                    topic=route.topic,
+                    rule_id=route.rule_id,
+                    **base,
+                )
+                return
             yield from self._generate(
                 question,
                 sources,
@@ -475,6 +511,18 @@ class Runner:
         chosen.sort(key=lambda r: (r.sort_key(), r.id))
         return chosen[:MAX_OVERVIEW_RECORDS]
 
+    def _document_overview(self, locale: str) -> tuple[Source, ...]:
+        """The site's document titles (the reader's locale's, else all) as sources."""
+        titles = self.store.titles(locale)
+        if not titles:
+            titles = sorted({t for loc in self.store.locales() for t in self.store.titles(loc)})
+        titles = [t for t in titles if t.strip()][:MAX_OVERVIEW_RECORDS]
+        end = "。" if locale == "zh" else "."
+        return tuple(
+            Source(i, f"title:{t}", t if t.rstrip().endswith((".", "。", "!", "?")) else t + end)
+            for i, t in enumerate(titles, start=1)
+        )
+
     @staticmethod
     def _record_text(r: Record, locale: str) -> str:
         """One record as a source: title, dates at the site's precision, summary."""
@@ -518,55 +566,63 @@ class Runner:
             )
             return
         assert decision.reservation is not None
-        model = self.model
+        reservation = decision.reservation
         pieces: list[str] = []
         code = ok_code
         stream: ModelStream | None = None
-        state: dict[str, Any] = {"error": None, "no_answer": False, "unavailable": None}
-        cost = 0
+        model: Model | None = None
+        state: dict[str, Any] = {
+            "error": None,
+            "no_answer": False,
+            "unavailable": None,
+            "capped": False,
+            "output_bytes": 0,
+        }
+        cost = reservation.amount
+        # Everything from building the model to the last piece is inside this try: the
+        # reservation is settled whatever happens (a model that raises anything, a gate
+        # that fails, a reader who goes away), and the settlement itself cannot raise.
         try:
-            stream = model.stream(prompt)
-            gate = self._gate_factory([s.text for s in sources], self.packs, loc, stream.cancel)
-            for ev in gate.stream(_guarded(stream, state)):
-                if ev.kind == "released":
-                    pieces.append(ev.text)
-                    yield ev.text
-                elif ev.kind == "stop":
-                    stream.cancel()
-                    trace.append(f"{GATE_STOP}:{ev.reason}")
-                    msg = ev.message or self.packs.message(loc, "gate_stop")
-                    msg = ("\n\n" if pieces else "") + msg
-                    pieces.append(msg)
-                    yield msg
-                    code = GATE_STOP
-                    break
-                elif ev.kind == "truncated":
-                    trace.append(TRUNCATED)
-                    msg = ev.message or self.packs.message(loc, "truncated")
-                    msg = ("\n\n" if pieces else "") + msg
-                    pieces.append(msg)
-                    yield msg
-                    code = TRUNCATED
-        except ModelError as exc:
-            state["error"] = str(exc)
-            if isinstance(exc, ModelUnavailableError):
-                state["unavailable"] = exc
+            try:
+                try:
+                    model = self.model
+                    stream = model.stream(prompt)
+                except ModelError:
+                    raise
+                except Exception as exc:  # a third-party model's bug is a model error
+                    raise ModelError(
+                        f"the model failed to start: {type(exc).__name__}: {exc}"
+                    ) from exc
+                gate = self._gate_factory([s.text for s in sources], self.packs, loc, stream.cancel)
+                capped = _capped(stream, self.max_output_tokens, state)
+                for ev in gate.stream(_guarded(stream, capped, state)):
+                    if ev.kind == "released":
+                        pieces.append(ev.text)
+                        yield ev.text
+                    elif ev.kind == "stop":
+                        stream.cancel()
+                        trace.append(f"{GATE_STOP}:{ev.reason}")
+                        msg = ev.message or self.packs.message(loc, "gate_stop")
+                        msg = ("\n\n" if pieces else "") + msg
+                        pieces.append(msg)
+                        yield msg
+                        code = GATE_STOP
+                        break
+                    elif ev.kind == "truncated":
+                        trace.append(TRUNCATED)
+                        msg = ev.message or self.packs.message(loc, "truncated")
+                        msg = ("\n\n" if pieces else "") + msg
+                        pieces.append(msg)
+                        yield msg
+                        code = TRUNCATED
+            except ModelError as exc:
+                state["error"] = str(exc)
+                if isinstance(exc, ModelUnavailableError):
+                    state["unavailable"] = exc
         finally:
-            received = stream.received if stream is not None else ""
-            usage = stream.usage if stream is not None else None
-            unavailable: ModelUnavailableError | None = state["unavailable"]
-            if usage is not None:
-                cost = usage.prompt_tokens + usage.completion_tokens
-            elif unavailable is not None and not received:
-                # Nothing streamed. Refused, unknown host, HTTP error: the provider
-                # accepted nothing and bills nothing. A timeout after the request was
-                # sent may have been billed for the prompt: count it, never the output.
-                cost = utf8_tokens(prompt.render()) if unavailable.billable else 0
-            else:
-                cost = utf8_tokens(prompt.render()) + utf8_tokens(received)
-            if stream is not None:
-                stream.cancel()  # a no-op after a full stream; closes an abandoned one
-            self.ledger.settle(decision.reservation, cost)
+            cost = self._settle(reservation, prompt, stream, state, trace)
+        if state["capped"]:
+            trace.append(OUTPUT_CAPPED)
         if state["no_answer"]:
             trace.append(MODEL_NO_ANSWER)
             text = self.packs.message(loc, "below_threshold")
@@ -591,22 +647,128 @@ class Runner:
             sources=sources,
             cost_tokens=cost,
             model=getattr(model, "name", None),
-            error=state["error"],
+            error=state["error"] or state.get("settle_error"),
             **extras,
         )
 
+    def _settle(
+        self,
+        reservation: Any,
+        prompt: Prompt,
+        stream: ModelStream | None,
+        state: dict[str, Any],
+        trace: list[str],
+    ) -> int:
+        """Record the call's cost (at most the reservation) and release it. Never raises.
 
-def _guarded(stream: ModelStream, state: dict[str, Any]) -> Iterator[str]:
+        The cost is the provider's usage when its final event arrived, else the prompt's
+        bytes plus the output bytes received; a call the provider cannot have billed
+        costs 0, a timeout after sending the prompt's bytes. Whatever the stream reports,
+        at most the reservation is recorded: more is flagged (``USAGE_OVER_RESERVATION``),
+        and a cost that cannot be read records the whole reservation.
+        """
+        cost = reservation.amount
+        try:
+            prompt_bytes = utf8_tokens(prompt.render())
+            output_bytes = int(state["output_bytes"])
+            usage = stream.usage if stream is not None else None
+            unavailable: ModelUnavailableError | None = state["unavailable"]
+            if usage is not None:
+                p = valid_tokens(getattr(usage, "prompt_tokens", None))
+                c = valid_tokens(getattr(usage, "completion_tokens", None))
+                if p is None or c is None:
+                    trace.append(USAGE_INVALID)
+                    log.warning(
+                        "model %s reported usage that is not token counts (%r); "
+                        "recorded the whole reservation of %d tokens",
+                        getattr(self._model, "name", "?"),
+                        usage,
+                        reservation.amount,
+                    )
+                    cost = reservation.amount
+                else:
+                    cost = p + c
+            elif unavailable is not None and not output_bytes:
+                # Nothing streamed. Refused, unknown host, HTTP error: the provider
+                # accepted nothing and bills nothing. A timeout after the request was
+                # sent may have been billed for the prompt: count it, never the output.
+                cost = prompt_bytes if unavailable.billable else 0
+            else:
+                cost = prompt_bytes + output_bytes
+        except Exception as exc:  # a stream whose bookkeeping fails: charge the bound
+            log.warning("could not read the call's cost (%s); recording the reservation", exc)
+            cost = reservation.amount
+        if cost > reservation.amount:
+            trace.append(USAGE_OVER_RESERVATION)
+            log.warning(
+                "model reported %d tokens for a call reserved at %d; recorded %d "
+                "(the reservation), %d over: check the provider's max_tokens handling",
+                cost,
+                reservation.amount,
+                reservation.amount,
+                cost - reservation.amount,
+            )
+            cost = reservation.amount
+        if stream is not None:
+            try:
+                stream.cancel()  # a no-op after a full stream; closes an abandoned one
+            except Exception as exc:
+                log.warning("cancelling the model stream failed: %s", exc)
+        try:
+            settled = self.ledger.settle(reservation, cost)
+        except Exception as exc:  # a ledger implementation that raises
+            self.ledger.error = f"{type(exc).__name__}: {exc}"
+            settled = False
+        if not settled:
+            trace.append(SETTLE_FAILED)
+            msg = (
+                f"budget ledger could not record a call of {cost} tokens (reservation "
+                f"{reservation.id} of {reservation.amount} stays held): "
+                f"{self.ledger.error or 'unknown error'}"
+            )
+            state["settle_error"] = msg
+            log.warning("%s", msg)
+        return cost
+
+
+def _capped(stream: ModelStream, limit: int, state: dict[str, Any]) -> Iterator[str]:
+    """The model's pieces, cut at ``limit`` output tokens counted as UTF-8 bytes.
+
+    The budget guard reserved the prompt's bytes plus ``limit``; a provider that ignores
+    ``max_tokens`` must not make the call cost more, so the stream is cut (on a
+    character boundary) and cancelled when the output reaches the bound. A piece that is
+    not text is a model error.
+    """
+    for piece in stream:
+        if not isinstance(piece, str):
+            raise ModelError(f"the model stream produced a {type(piece).__name__}, not text")
+        n = utf8_tokens(piece)
+        room = limit - state["output_bytes"]
+        if n > room:
+            head = piece.encode("utf-8", "surrogatepass")[: max(0, room)]
+            part = head.decode("utf-8", "ignore")
+            state["output_bytes"] += utf8_tokens(part)
+            state["capped"] = True
+            stream.cancel()
+            if part:
+                yield part
+            return
+        state["output_bytes"] += n
+        yield piece
+
+
+def _guarded(stream: ModelStream, pieces: Iterator[str], state: dict[str, Any]) -> Iterator[str]:
     """Model pieces for the gate: a model error ends the stream; NO_ANSWER is caught.
 
     The model is told to reply with the single token NO_ANSWER when its sources do not
     cover the question; the reader then gets the fixed below-threshold text. So the
-    model's judgement can only add a refusal, never turn one into an answer.
+    model's judgement can only add a refusal, never turn one into an answer. Any other
+    exception from a model (a third-party client's bug) is a model error too.
     """
     buf = ""
     deciding = True
     try:
-        for piece in stream:
+        for piece in pieces:
             if not deciding:
                 yield piece
                 continue
@@ -626,3 +788,5 @@ def _guarded(stream: ModelStream, state: dict[str, Any]) -> Iterator[str]:
         state["error"] = str(exc)
         if isinstance(exc, ModelUnavailableError):
             state["unavailable"] = exc
+    except Exception as exc:
+        state["error"] = f"the model stream failed: {type(exc).__name__}: {exc}"
