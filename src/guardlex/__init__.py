@@ -32,6 +32,11 @@ _EXPORTS: dict[str, str] = {
     "Released": "guardlex.gates",
     "Stopped": "guardlex.gates",
     "Truncated": "guardlex.gates",
+    "Violation": "guardlex.gates",
+    "FieldResult": "guardlex.gates",
+    "Resolution": "guardlex.gates",
+    "Fact": "guardlex.gates",
+    "Evidence": "guardlex.gates",
     "GuardlexError": "guardlex.errors",
     "PackError": "guardlex.errors",
     "UnknownLocaleError": "guardlex.errors",
@@ -39,6 +44,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Evidence",
+    "Fact",
+    "FieldResult",
     "FirstPersonHit",
     "GuardlexError",
     "InputTooLargeError",
@@ -46,12 +54,14 @@ __all__ = [
     "PackError",
     "Packs",
     "Released",
+    "Resolution",
     "Route",
     "SentenceGate",
     "Stopped",
     "Truncated",
     "UnknownLocaleError",
     "Verdict",
+    "Violation",
     "__version__",
     "accept",
     "audit",
@@ -86,11 +96,16 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from guardlex.errors import GuardlexError, InputTooLargeError, PackError, UnknownLocaleError
     from guardlex.gates import (
+        Evidence,
+        Fact,
+        FieldResult,
         Released,
+        Resolution,
         SentenceGate,
         Stopped,
         Truncated,
         Verdict,
+        Violation,
         accept,
         audit,
         extract_facts,

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from guardlex.gates.errors import EvidenceError, FormulaError, GateSettingError
 from guardlex.gates.extract import extract_facts
-from guardlex.gates.faithfulness import accept, audit, evaluate, in_force, resolve
+from guardlex.gates.faith.accept import accept
+from guardlex.gates.faith.auditor import Auditor, audit
+from guardlex.gates.faith.formula import evaluate
+from guardlex.gates.faith.resolve import in_force, resolve
 from guardlex.gates.segment import Segmenter, split_sentences
 from guardlex.gates.sentence import MIN_WORDS, GateStream, SentenceGate, strip_markers
 from guardlex.gates.types import (
@@ -38,6 +41,7 @@ __all__ = [
     "MIN_WORDS",
     "NO_HIT",
     "OK",
+    "Auditor",
     "Event",
     "Evidence",
     "EvidenceError",

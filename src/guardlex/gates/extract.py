@@ -14,6 +14,7 @@ and ``resolve`` can verify it. The extractor proposes; the gates decide.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,16 +22,17 @@ import regex
 
 from guardlex.gates._text import TIMEOUT, check_size, normalise, require_str
 from guardlex.gates._vocab import Vocab, default_packs, vocab_for
-from guardlex.gates.faithfulness import (
+from guardlex.gates.faith.analysis import analyse
+from guardlex.gates.faith.common import (
     MAX_NAME_CHARS,
     UNLIMITED,
     _stopwords,
-    analyse,
     documents_of,
     mentions,
 )
 from guardlex.gates.segment import split_sentences
 from guardlex.gates.types import Evidence, Fact, PacksLike
+from guardlex.rules.locale_info import locale_infos
 
 _FIELD_SPLIT = regex.compile(r"[\s_\-./:]+")
 _HAN = regex.compile(r"\p{Han}")
@@ -47,12 +49,16 @@ def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
     rates: set[str] = set()
     after_per = False
     for part in _FIELD_SPLIT.split(normalise(field), timeout=TIMEOUT):
-        # a Han name has no separators: 每席位价格 is "per" + 席位价格
-        pieces = regex.split(r"(每)", part, timeout=TIMEOUT) if _han(part or " ") else [part]
+        # a Han name has no separators: 每席位价格 is "per" (lexicon ``per``) + 席位价格
+        han_per = [w for w in vocab.per if _han(w)]
+        if han_per and _han(part or " "):
+            pieces = regex.split(r"(\L<per>)", part, per=han_per, timeout=TIMEOUT)
+        else:
+            pieces = [part]
         for t in pieces:
             if not t:
                 continue
-            if t in vocab.per or t == "每":
+            if t in vocab.per:
                 after_per = True
                 continue
             if len(t) >= 2 or _han(t):
@@ -63,56 +69,12 @@ def _field_tokens(field: str, vocab: Vocab) -> tuple[list[str], set[str]]:
     return tokens, rates
 
 
-#: Field words that ask for a price: a number with money or a rate attached answers them
-#: ("price", "seat_price" <- "costs 8 EUR per seat per month"). Normalised spellings.
-PRICE_WORDS = frozenset(
-    [
-        "price",
-        "prices",
-        "cost",
-        "costs",
-        "fee",
-        "fees",
-        "rate",
-        "pricing",
-        "precio",
-        "precios",
-        "costo",
-        "coste",
-        "tarifa",
-        "preco",
-        "precos",
-        "custo",
-        "valor",
-        "prix",
-        "cout",
-        "tarif",
-        "preis",
-        "preise",
-        "kosten",
-        "gebuhr",
-        "цена",
-        "цены",
-        "стоимость",
-        "тариф",
-        "قیمت",
-        "هزینه",
-        "نرخ",
-        "سعر",
-        "تکلفه",
-        "تكلفة",
-        "رسوم",
-        "कीमत",
-        "मूल्य",
-        "दाम",
-        "शुल्क",
-        "价格",
-        "价钱",
-        "费用",
-        "单价",
-        "收费",
-    ]
-)
+@functools.cache
+def _price_words() -> frozenset[str]:
+    """Field words that ask for a price: a number with money or a rate attached answers
+    them ("price", "seat_price" <- "costs 8 EUR per seat per month"). ``money.price_words``
+    of every locale's ``locale.yaml``, normalised."""
+    return frozenset(normalise(w) for info in locale_infos().values() for w in info.price_words)
 
 
 def _similar(a: str, b: str) -> bool:
@@ -222,8 +184,9 @@ def _from_sentence(
                 pair_words.setdefault(pair, set()).add(form)
     # the words that name the thing counted or priced, not its polarity ("tax" in tax_included)
     other_tokens = [t for t in tokens if not any(_similar(t, w) for w in polar_words)]
-    price = any(t in PRICE_WORDS or normalise(t) in PRICE_WORDS for t in other_tokens)
-    count_tokens = [t for t in other_tokens if t not in rates and t not in PRICE_WORDS]
+    price_words = _price_words()
+    price = any(t in price_words or normalise(t) in price_words for t in other_tokens)
+    count_tokens = [t for t in other_tokens if t not in rates and t not in price_words]
     field_units = {u for t in count_tokens for u in _token_units(t, vocab)}
     # numbers
     for n in an.numbers:

@@ -58,6 +58,12 @@ from guardlex.gates.types import (
     Truncated,
     Verdict,
 )
+from guardlex.rules.locale_info import (
+    LocaleInfo,
+    root_locale,
+    shipped_locale_infos,
+    shipped_messages,
+)
 
 log = logging.getLogger("guardlex.gates")
 
@@ -75,31 +81,40 @@ MAX_SUBJECT_CHARS = 1_000
 _MARKER_WITH_SPACE = regex.compile(r"[ \t\u00a0\u202f\u3000]*" + MARKER.pattern)
 _MARKER_OPENERS = frozenset("[［【")
 
-#: English fallbacks for a pack without the message (never shown when packs are complete).
-_FALLBACK_MESSAGES = {
-    "gate_stop": (
-        "The rest of this answer has been withheld because the sources of this site "
-        "could not confirm it."
-    ),
-    "truncated": "The answer was cut off before it was finished. Please try again.",
-}
-
-
-_SCRIPT_OF = {"zh": "Han", "ru": "Cyrillic", "hi": "Devanagari", "ar": "Arabic", "fa": "Arabic"}
-_FOREIGN_LETTER = {
-    script: regex.compile(r"(?=\p{L})\P{" + script + "}")
-    for script in ("Latin", "Han", "Cyrillic", "Devanagari", "Arabic")
-}
 #: The answer's language is detected on its first characters (at least this many), then kept.
 LOCALE_SAMPLE_CHARS = 400
 
 
-def _other_script(text: str, locale: str) -> bool:
-    """Whether ``text`` has a letter outside the script of ``locale``."""
-    script = _SCRIPT_OF.get(locale.split("-")[0], "Latin")
-    if script == "Latin" and text.isascii():
+def _info(packs: Any, locale: str) -> LocaleInfo | None:
+    """The facts (locale.yaml) of ``locale``: from the packs when they know it, else shipped."""
+    getter = getattr(packs, "locale_info", None)
+    if getter is not None:
+        try:
+            info: LocaleInfo = getter(locale)
+            if info.path:
+                return info
+        except LookupError:
+            pass
+    return shipped_locale_infos().get(locale) or shipped_locale_infos().get(locale.split("-")[0])
+
+
+def _foreign_letter(scripts: tuple[str, ...]) -> regex.Pattern[str]:
+    inside = "".join(r"\p{sc=" + s + "}" for s in scripts)
+    return regex.compile(r"(?=\p{L})[^" + inside + "]")
+
+
+_FOREIGN_LETTER: dict[tuple[str, ...], regex.Pattern[str]] = {}
+
+
+def _other_script(text: str, scripts: tuple[str, ...]) -> bool:
+    """Whether ``text`` has a letter outside ``scripts`` (ISO 15924, from locale.yaml)."""
+    scripts = scripts or ("Latn",)
+    if scripts == ("Latn",) and text.isascii():
         return False
-    return _FOREIGN_LETTER[script].search(text, timeout=TIMEOUT) is not None
+    pattern = _FOREIGN_LETTER.get(scripts)
+    if pattern is None:
+        pattern = _FOREIGN_LETTER.setdefault(scripts, _foreign_letter(scripts))
+    return pattern.search(text, timeout=TIMEOUT) is not None
 
 
 def strip_markers(text: str) -> str:
@@ -171,7 +186,7 @@ class SentenceGate:
         self._fp_takes_locale = "locale" in inspect.signature(self.packs.first_person).parameters
         self._auditor = None
         if faithful:
-            from guardlex.gates.faithfulness import Auditor
+            from guardlex.gates.faith.auditor import Auditor
 
             self._auditor = Auditor(self.sources, packs=self.packs, subjects=subjects)
 
@@ -247,21 +262,33 @@ class SentenceGate:
         if answer_locale is None:
             return self.packs.first_person(text)
         hit = self.packs.first_person(text, locale=answer_locale)
-        if hit is None and _other_script(text, answer_locale):
+        info = _info(self.packs, answer_locale)
+        if hit is None and _other_script(text, info.scripts if info else ()):
             hit = self.packs.first_person(text)
         return hit
 
     def message(self, key: str, text: str = "") -> tuple[str, str]:
         """The fixed message ``key`` in the reader's locale, and that locale."""
-        locale = self.locale or (self.packs.detect_locale(text) if text.strip() else "en")
-        for loc in (locale, "en"):
+        locale = self.locale or (self.packs.detect_locale(text) if text.strip() else "")
+        infos = shipped_locale_infos()
+        locale = locale or root_locale(infos) or "en"
+        chain = [locale]
+        info = _info(self.packs, locale)
+        while info is not None and info.fallback and info.fallback not in chain:
+            chain.append(info.fallback)  # locale.yaml 'fallback': whose messages fill gaps
+            info = _info(self.packs, info.fallback)
+        for loc in chain:
             try:
                 msg = self.packs.messages(loc).get(key)
             except LookupError:
                 msg = None
             if msg:
                 return str(msg).strip(), loc
-        return _FALLBACK_MESSAGES.get(key, key), locale
+        for loc in chain[1:]:  # a fallback locale that is not loaded: its shipped text
+            msg = shipped_messages(loc).get(key)
+            if msg:
+                return str(msg).strip(), loc
+        return key, locale
 
     # -- streams ------------------------------------------------------------------------
     def open(self) -> GateStream:

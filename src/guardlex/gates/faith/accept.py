@@ -1,0 +1,100 @@
+"""``accept``: whether one extracted field may enter an answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from guardlex.gates._text import (
+    check_size,
+    normalise,
+    require_str,
+    values,
+)
+from guardlex.gates._vocab import (
+    Vocab,
+    vocab_for,
+)
+from guardlex.gates.faith.common import (
+    MAX_EVIDENCE_CHARS,
+    MAX_NAME_CHARS,
+    UNLIMITED,
+    _packs,
+    _value_tokens,
+    mentions,
+)
+from guardlex.gates.types import (
+    EMPTY_QUOTE,
+    QUOTE_NOT_IN_EVIDENCE,
+    SUBJECT_NOT_IN_QUOTE,
+    VALUE_NOT_IN_QUOTE,
+    FieldResult,
+    PacksLike,
+)
+
+
+def _polarity_of(quote: str, vocab: Vocab) -> str | None:
+    signs = {
+        sign
+        for _, _, form in vocab.polarity_m.find(normalise(quote))
+        for _, sign in vocab.polarity_of.get(form, ())
+    }
+    return signs.pop() if len(signs) == 1 else None
+
+
+def accept(
+    field: str,
+    value: Any,
+    quote: str,
+    evidence: str,
+    subject: str | None = None,
+    *,
+    packs: PacksLike | None = None,
+) -> FieldResult:
+    """Whether an extracted field may enter an answer (``FieldResult.ok``).
+
+    The quote must be an exact substring of the evidence (not after normalisation: a
+    quote is a pointer into the document); the value must occur in the quote as a whole
+    token after normalisation (``20`` is not in ``2025`` nor in ``200``; ``۲۰`` is ``20``);
+    the subject must occur in the same quote. ``None`` is a legitimate value ("the quote
+    gives no number", as for "unlimited"). A ``bool`` value is read as a polarity: the
+    quote must carry only positive (``True``) or only negative (``False``) forms.
+    """
+
+    require_str(field, "field")
+    require_str(quote, "quote")
+    require_str(evidence, "evidence")
+    require_str(subject, "subject", optional=True)
+    if value is None:
+        raise TypeError(
+            'value must be the extracted value, not None: pass "unlimited" for an '
+            "unlimited count and True/False for a polarity; a field without a value is "
+            "not accepted"
+        )
+    check_size(field, MAX_NAME_CHARS, "the field name")
+    check_size(evidence, MAX_EVIDENCE_CHARS, "the evidence")
+
+    def result(reason: str | None) -> FieldResult:
+        return FieldResult(field, value, reason is None, reason)
+
+    if not quote or not quote.strip():
+        return result(EMPTY_QUOTE)
+    if quote not in evidence:
+        return result(QUOTE_NOT_IN_EVIDENCE)
+    norm_quote = normalise(quote)
+    if subject is not None and not mentions(norm_quote, normalise(subject)):
+        return result(SUBJECT_NOT_IN_QUOTE)
+    if isinstance(value, bool):
+        vocab = vocab_for(_packs(packs))
+        sign = _polarity_of(quote, vocab)
+        return result(None if sign == ("+" if value else "-") else VALUE_NOT_IN_QUOTE)
+    wanted = _value_tokens(value)
+    if wanted is not None:
+        present = [v.keys for v in values(norm_quote) if v.kind == "number"]
+        ok = any(w & p for w in wanted for p in present)
+        return result(None if ok else VALUE_NOT_IN_QUOTE)
+    norm_value = normalise(str(value))
+    if norm_value == normalise(UNLIMITED):
+        vocab = vocab_for(_packs(packs))
+        if vocab.unlimited_m.find(norm_quote):
+            return result(None)
+    return result(None if mentions(norm_quote, norm_value) else VALUE_NOT_IN_QUOTE)

@@ -1,0 +1,125 @@
+"""Shared pieces of the faithfulness gate: size limits, packs and stopwords, evidence
+items, name mentions and the comparable form of an extracted value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import regex
+
+from guardlex.errors import InputTooLargeError
+from guardlex.gates._text import (
+    TIMEOUT,
+    check_size,
+    normalise,
+    number_readings,
+)
+from guardlex.gates._vocab import (
+    default_packs,
+)
+from guardlex.gates.types import (
+    Evidence,
+    PacksLike,
+)
+
+#: Size limits (characters) for one answer and for all quotes or evidence together.
+MAX_ANSWER_CHARS = 100_000
+MAX_EVIDENCE_CHARS = 5_000_000
+#: Limits: quotes per audit, subject names, computed values, characters of a field name,
+#: a subject name or a formula.
+MAX_QUOTES = 10_000
+MAX_SUBJECTS = 1_000
+MAX_COMPUTED = 1_000
+MAX_NAME_CHARS = 1_000
+
+#: The canonical value an extracted "unlimited" fact carries.
+UNLIMITED = "unlimited"
+
+
+def _is_han(ch: str) -> bool:
+    return (
+        "\u3400" <= ch <= "\u9fff"
+        or "\uf900" <= ch <= "\ufaff"
+        or "\U00020000" <= ch <= "\U0003134f"
+    )
+
+
+def _has_han(word: str) -> bool:
+    # max() runs in C: most words have no character at or above the CJK blocks
+    return bool(word) and max(word) >= "\u3400" and any(_is_han(ch) for ch in word)
+
+
+def _packs(packs: PacksLike | None) -> PacksLike | None:
+    if packs is not None:
+        return packs
+    return default_packs()
+
+
+_STOP_CACHE: dict[tuple[int, tuple[str, ...] | None], tuple[Any, frozenset[str]]] = {}
+
+
+def _stopwords(packs: PacksLike | None, locales: Sequence[str] | None) -> frozenset[str]:
+    """The packs' stopwords (already normalised by the packs), cached per packs object."""
+    getter = getattr(packs, "stopwords", None)
+    if packs is None or getter is None:
+        return frozenset()
+    key = (id(packs), None if locales is None else tuple(locales))
+    hit = _STOP_CACHE.get(key)
+    if hit is not None and hit[0] is packs:
+        return hit[1]
+    out: set[str] = set()
+    for loc in locales if locales is not None else packs.locales:
+        try:
+            out.update(getter(loc))
+        except LookupError:  # a pack without stopwords contributes none
+            continue
+    words = frozenset(out)
+    _STOP_CACHE[key] = (packs, words)
+    return words
+
+
+def mentions(norm: str, name: str) -> list[int]:
+    """Where a normalised name occurs in normalised text as whole words (Han: anywhere)."""
+    if not name:
+        return []
+    if regex.match(r"\p{Han}", name[0], timeout=TIMEOUT):
+        pattern = regex.escape(name)
+    else:
+        pattern = r"(?<!\w)" + regex.escape(name) + r"(?!\w)"
+    return [m.start() for m in regex.finditer(pattern, norm, timeout=TIMEOUT)]
+
+
+def _value_tokens(value: Any) -> list[frozenset[str]] | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, Fraction)):
+        return [frozenset({str(value)})]
+    if isinstance(value, float):
+        text = repr(value)
+        return number_readings(text[:-2] if text.endswith(".0") else text)
+    norm = normalise(str(value)).replace(" ", "") if isinstance(value, str) else ""
+    if regex.fullmatch(r"\d+(?:[.,]\d+)*", norm, timeout=TIMEOUT):
+        return number_readings(norm)
+    return None
+
+
+def documents_of(documents: Any) -> list[Evidence]:
+    """Evidence items from ``Evidence`` values or mappings; a str, None or a single
+    mapping is a ``TypeError`` (pass a list), and the text is size-limited."""
+    if (
+        documents is None
+        or isinstance(documents, (str, bytes, Mapping, Evidence))
+        or not hasattr(documents, "__iter__")
+    ):
+        raise TypeError(
+            "documents must be a list of evidence items {doc, text, ...}, "
+            f"not {type(documents).__name__}"
+        )
+    items = list(documents)
+    if len(items) > MAX_QUOTES:
+        raise InputTooLargeError(f"documents has {len(items)} items; the limit is {MAX_QUOTES}.")
+    docs = [d if isinstance(d, Evidence) else Evidence.from_mapping(d) for d in items]
+    check_size(sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
+    return docs

@@ -1,0 +1,133 @@
+"""``resolve``: one field answered from the documents in force, CONFLICT instead of a
+choice when they disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from typing import Any
+
+import regex
+
+from guardlex.gates._text import (
+    TIMEOUT,
+    check_size,
+    normalise,
+    require_str,
+)
+from guardlex.gates.extract import extract_facts
+from guardlex.gates.faith.common import (
+    MAX_NAME_CHARS,
+    _value_tokens,
+    documents_of,
+    mentions,
+)
+from guardlex.gates.types import (
+    CONFLICT,
+    HIT_BUT_UNANSWERABLE,
+    NO_HIT,
+    OK,
+    Evidence,
+    Fact,
+    PacksLike,
+    Resolution,
+)
+
+# -- resolve --------------------------------------------------------------------------
+
+
+def _version_key(version: str | None) -> tuple[int, tuple[int, ...], str]:
+    if version is None:
+        return (0, (), "")
+    nums = tuple(int(x) for x in regex.findall(r"\d+", version, timeout=TIMEOUT))
+    return (1, nums, version)
+
+
+def in_force(documents: Sequence[Evidence], now: date | None = None) -> list[Evidence]:
+    """The documents in force on ``now`` (default: today).
+
+    A dated document counts when ``effective <= now <= expiry`` (either bound may be
+    absent); among the versions of one ``doc`` that remain, only the highest counts.
+    """
+    today = now or date.today()
+    current = [
+        d
+        for d in documents
+        if (d.effective is None or d.effective <= today) and (d.expiry is None or today <= d.expiry)
+    ]
+    groups: dict[str, list[Evidence]] = {}
+    for d in current:
+        groups.setdefault(d.doc, []).append(d)
+    out: list[Evidence] = []
+    for group in groups.values():
+        if any(d.version is not None for d in group):
+            top = max(_version_key(d.version) for d in group)
+            group = [d for d in group if _version_key(d.version) == top]
+        out.extend(group)
+    return out
+
+
+def _value_key(value: Any) -> str:
+    tokens = _value_tokens(value)
+    if tokens is not None and len(tokens) == 1:
+        return "number:" + min(tokens[0])
+    if isinstance(value, bool):
+        return f"bool:{value}"
+    return "text:" + normalise(str(value))
+
+
+def resolve(
+    field: str,
+    facts: Iterable[Fact | Mapping[str, Any]] | None,
+    documents: Iterable[Evidence | Mapping[str, Any]],
+    *,
+    now: date | None = None,
+    subject: str | None = None,
+    packs: PacksLike | None = None,
+) -> Resolution:
+    """Answer ``field`` from the documents in force; never choose between two values.
+
+    Only documents in force count (see ``in_force``), and only facts for ``field`` whose
+    quote is an exact substring of an in-force document with the fact's ``doc``. No
+    document in force: ``NO_HIT``. Documents but no such fact with a value:
+    ``HIT_BUT_UNANSWERABLE``. Two different values: ``CONFLICT``. Otherwise ``OK`` with
+    the value. ``facts=None`` runs the rule-based extractor (``extract_facts``) over the
+    documents in force. With ``subject`` (a plan, product or person), only facts whose
+    quote names it count, as in ``accept``.
+    """
+    require_str(field, "field")
+    require_str(subject, "subject", optional=True)
+    check_size(field, MAX_NAME_CHARS, "the field name")
+    docs = documents_of(documents)
+    if facts is not None and (isinstance(facts, (str, Mapping)) or not hasattr(facts, "__iter__")):
+        raise TypeError(f"facts must be a list of facts or None, not {type(facts).__name__}")
+    live = in_force(docs, now)
+    if not live:
+        return Resolution(field, NO_HIT)
+    if facts is None:
+        fact_list = extract_facts(field, live, subject=subject, packs=packs)
+    else:
+        fact_list = [f if isinstance(f, Fact) else Fact.from_mapping(f) for f in facts]
+    texts: dict[str, list[str]] = {}
+    for d in live:
+        texts.setdefault(d.doc, []).append(d.text)
+    wanted = normalise(field)
+    norm_subject = normalise(subject) if subject else ""
+    good = [
+        f
+        for f in fact_list
+        if normalise(f.field) == wanted
+        and f.quote.strip()
+        and any(f.quote in t for t in texts.get(f.doc, ()))
+        and f.value is not None
+        and (not norm_subject or mentions(normalise(f.quote), norm_subject))
+    ]
+    if not good:
+        return Resolution(field, HIT_BUT_UNANSWERABLE)
+    distinct: dict[str, Any] = {}
+    for f in good:
+        distinct.setdefault(_value_key(f.value), f.value)
+    if len(distinct) > 1:
+        return Resolution(field, CONFLICT, None, tuple(distinct.values()), tuple(good))
+    value = next(iter(distinct.values()))
+    return Resolution(field, OK, value, (value,), tuple(good))
