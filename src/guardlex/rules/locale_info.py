@@ -279,3 +279,16 @@ def single_script_locales(infos: Mapping[str, LocaleInfo], order: Sequence[str])
         if len(locs) == 1 and locs[0] not in out:
             out.append(locs[0])
     return out
+
+
+@lru_cache(maxsize=64)
+def shipped_messages(code: str) -> Mapping[str, str]:
+    """The ``messages.yaml`` texts of a shipped locale (empty when it has none): what a
+    fallback locale provides when it is not loaded."""
+    from guardlex.rules.loader import SHIPPED_DIR
+
+    path = SHIPPED_DIR / code / "messages.yaml"
+    if not path.is_file():
+        return MappingProxyType({})
+    messages = read_pack_file(path, "messages").data.get("messages") or {}
+    return MappingProxyType({str(k): str(v) for k, v in messages.items()})
