@@ -30,8 +30,8 @@ from guardlex.rules.engine import (
     Packs,
     Route,
     frozen_mapping,
-    words_source,
 )
+from guardlex.rules.first_person import first_person_sources
 from guardlex.rules.loader import (
     OVERVIEW_TOPICS,
     REFUSAL_CATEGORIES,
@@ -127,6 +127,7 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
             }
         )
     fp = data.first_person
+    fp_source, fp_exceptions = first_person_sources(fp)
     from guardlex.rules._text import normalise
 
     signal = set(data.stopwords)
@@ -136,8 +137,8 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
         "code": data.code,
         "subject": subject,
         "rules": rules,
-        "first_person": words_source([*fp.get("pronouns", []), *fp.get("verb_forms", [])]),
-        "exceptions": words_source(fp.get("exceptions", [])),
+        "first_person": fp_source,
+        "exceptions": fp_exceptions,
         "stopwords": sorted(data.stopwords),
         "signal": sorted(w for w in signal if w),
         "lexicon": data.lexicon,

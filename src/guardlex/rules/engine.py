@@ -24,6 +24,8 @@ from typing import Any
 import regex
 
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
+from guardlex.langid import Detector
+from guardlex.langid import identify as identify_locale
 from guardlex.rules._text import (
     WORD_END,
     WORD_START,
@@ -35,12 +37,10 @@ from guardlex.rules._text import (
 )
 from guardlex.rules.anchors import trie_source
 from guardlex.rules.compile import ZWNJ, literal_source, normalise_literal
-from guardlex.rules.locale_info import (
-    LocaleInfo,
-    detect_by_script,
-    shipped_locale_infos,
-    single_script_locales,
-)
+from guardlex.rules.first_person import FirstPersonHit
+from guardlex.rules.first_person import find as find_first_person
+from guardlex.rules.first_person import locales_for as first_person_locales
+from guardlex.rules.locale_info import LocaleInfo, root_locale, shipped_locale_infos
 
 log = logging.getLogger("guardlex.rules")
 
@@ -85,19 +85,6 @@ class Route:
         d = asdict(self)
         d["span"] = list(self.span) if self.span is not None else None
         return d
-
-
-@dataclass(frozen=True)
-class FirstPersonHit:
-    """A first-person word found in a text: the word as written, its locale and span."""
-
-    word: str
-    locale: str
-    span: tuple[int, int]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with stable keys."""
-        return {"word": self.word, "locale": self.locale, "span": list(self.span)}
 
 
 @dataclass(frozen=True)
@@ -461,77 +448,55 @@ class Packs:
                 return self._flat[i], max(start, offset) - offset, stop - offset
         return None
 
-    # -- first person ---------------------------------------------------------------
+    # -- first person (guardlex.rules.first_person) --------------------------------------
     def first_person(self, text: str, locale: str | None = None) -> FirstPersonHit | None:
         """The first first-person word in ``text``, or None.
 
         With ``locale`` only that locale's lexicon is used (the caller knows the answer's
-        language). Without it, the detected language of ``text`` is used, plus the
-        locale of every other script present (Cyrillic, Devanagari, Han, Arabic): words
-        like Persian من and Arabic من ("from") collide after normalisation, so checking
-        every lexicon on every text would flag ordinary sentences.
+        language). Without it, the identified language of ``text`` is used, plus every
+        locale that alone writes a script present in it; see ``guardlex.rules.first_person``.
         """
         _check_input(text, "text")
         if locale is not None:
             codes = [self._state(locale).code]
         else:
-            codes = self._first_person_locales(text)
-        # Match on the plain normalised text and map offsets only for a hit: the gate
-        # calls this once per sentence, and almost every sentence has no hit.
-        flat = normalise(text)
-        first: tuple[int, int, str] | None = None  # (start, end, locale) in ``flat``
-        try:
-            for code in codes:
-                fp, fx = self._states[code].first_person_patterns()
-                if fp is None:
-                    continue
-                blocked: list[tuple[int, int]] = []
-                if fx is not None:
-                    blocked = [
-                        m.span() for m in fx.finditer(flat, overlapped=True, timeout=REGEX_TIMEOUT)
-                    ]
-                for m in fp.finditer(flat, overlapped=True, timeout=REGEX_TIMEOUT):
-                    s, e = m.span()
-                    if any(bs <= s and e <= be for bs, be in blocked):
-                        continue
-                    if first is None or s < first[0]:
-                        first = (s, e, code)
-                    break
-        except TimeoutError:
-            log.warning("guardlex: first-person scan timed out; reported as a hit (fail closed)")
-            return FirstPersonHit(word="", locale=codes[0] if codes else "", span=(0, 0))
-        if first is None:
-            return None
-        span = normalise_with_offsets(text).source_span(first[0], first[1])
-        return FirstPersonHit(word=text[span[0] : span[1]], locale=first[2], span=span)
-
-    def _first_person_locales(self, text: str) -> list[str]:
-        codes = [self.detect_locale(text)]
-        for code in single_script_locales(self._infos, self._order):
-            if code not in codes and self._infos[code].writes(text):
-                codes.append(code)
-        return [c for c in codes if c in self._states]
+            codes = first_person_locales(text, self.detect_locale(text), self._infos, self._order)
+        return find_first_person(self._states, codes, text, REGEX_TIMEOUT)
 
     def locale_info(self, locale: str) -> LocaleInfo:
         """The facts of a loaded locale (its ``locale.yaml``)."""
         self._state(locale)  # UnknownLocaleError for a locale that is not loaded
         return self._infos[locale]
 
-    # -- language of the reader ------------------------------------------------------
-    def detect_locale(self, text: str) -> str:
-        """The reader's language, from script and stopword overlap (default "en").
+    # -- language of the reader (guardlex.langid) ----------------------------------------
+    #: the ``guardlex.langid`` detector used among locales of one script (None: default)
+    language_detector: Detector | None = None
 
-        Used to pick the language of fixed messages; never for routing, which checks
-        every locale.
+    def detect_locale(self, text: str) -> str:
+        """The reader's language among the loaded locales (``guardlex.langid.identify``).
+
+        Used to pick the language of fixed messages and first-person lexicons; never for
+        routing, which checks every locale.
         """
         _check_input(text, "text")
-        tokens = _TOKEN.findall(normalise(text), timeout=REGEX_TIMEOUT)
+        tokens: list[str] | None = None
 
         def score(code: str) -> int:
+            nonlocal tokens
+            if tokens is None:
+                tokens = _TOKEN.findall(normalise(text), timeout=REGEX_TIMEOUT)
             st = self._states.get(code)
             return sum(1 for t in tokens if t in st.signal_words) if st else -1
 
-        return detect_by_script(text, self._infos, self._order, score)
+        default = root_locale(self._infos, self._order) or "en"
+        return identify_locale(
+            text,
+            self._infos,
+            self._order,
+            default=default,
+            detector=self.language_detector,
+            word_score=score,
+        )
 
 
 def _span(cur: NormalisedLike, start: int, end: int) -> tuple[int, int] | None:

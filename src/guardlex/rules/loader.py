@@ -175,12 +175,13 @@ def schema_problems(pf: PackFile, code: str) -> list[tuple[PackFile, int, str]]:
 
 
 def read_locale_files(folder: Path, code: str) -> list[PackFile]:
-    """Parse the pack files present in one locale folder."""
-    return [
-        read_pack_file(folder / f"{kind}.yaml", kind)
-        for kind in FILE_KINDS
-        if (folder / f"{kind}.yaml").is_file()
-    ]
+    """Parse the pack files present in one locale folder.
+
+    ``<kind>.generated.yaml`` (written by a tool in ``tools/``, same schema as
+    ``<kind>.yaml``) is read right after ``<kind>.yaml`` and merged like it.
+    """
+    names = [(k, f"{k}{suffix}.yaml") for k in FILE_KINDS for suffix in ("", ".generated")]
+    return [read_pack_file(folder / name, k) for k, name in names if (folder / name).is_file()]
 
 
 def _lines_of(pf: PackFile, base: tuple[str | int, ...], key: str, n: int) -> tuple[int, ...]:
@@ -248,6 +249,8 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
             words = fp.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
             fp[key] = [w for w in words if w not in disabled]
+        # context groups (see guardlex.rules.first_person): merged there by id
+        fp.setdefault("contexts", []).extend(d.get("contexts") or ())
         if "examples" in d:
             fp["examples"] = d["examples"]
     elif pf.kind == "lexicon":
