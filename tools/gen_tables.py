@@ -6,6 +6,10 @@
 * ``confusables.tsv``: UTS #39 confusable skeletons (ICU ``SpoofChecker``) turned into
   letter-to-letter folds between Latin, Cyrillic and Greek. Columns: target script,
   source letter, target letter. Used only inside tokens that mix scripts.
+* ``lookalikes.tsv``: letters of scripts no guardlex locale uses (Armenian, Cherokee)
+  and uncommon Latin letters (small capitals, dotless i and j, script g, Latin alpha
+  ...) whose UTS #39 skeleton, or whose Unicode name, makes them a look-alike of a basic
+  Latin letter. Columns: source letter, basic Latin letter. Folded everywhere.
 
 Both files say in their header which ICU and Unicode versions produced them; they carry
 no date, so running this script again with the same ICU reproduces them byte for byte
@@ -18,7 +22,9 @@ no date, so running this script again with the same ICU reproduces them byte for
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,9 +151,61 @@ def build_confusables() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Scripts whose letters are folded to basic Latin look-alikes everywhere: guardlex has
+#: no locale in them, and they are used to disguise Latin words.
+LOOKALIKE_SCRIPTS = ("Latin", "Armenian", "Cherokee")
+# Unicode names that say a Latin letter is a variant shape of a basic one.
+_NAME_SHAPES = (
+    re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])"),
+    re.compile(r"LATIN SMALL LETTER DOTLESS ([A-Z])"),
+)
+
+
+def build_lookalikes() -> str:
+    checker = icu.SpoofChecker()
+
+    def skeleton(s: str) -> str:
+        return str(checker.getSkeleton(0, s))
+
+    basic = sorted(CORE["Latin"])
+    shapes: dict[str, str] = {}
+    for letter in basic:
+        shapes.setdefault(skeleton(letter), letter)
+        shapes.setdefault(skeleton(letter.upper()), letter)
+    rows: list[tuple[str, str]] = []
+    for script in LOOKALIKE_SCRIPTS:
+        for ch in _chars(f"[[:Script={script}:]&[:L:]]"):
+            if ch in CORE["Latin"] or not _stable(ch) or str(_NFD.normalize(ch)) != ch:
+                continue
+            target = None
+            name = unicodedata.name(ch, "")
+            for pattern in _NAME_SHAPES:
+                m = pattern.fullmatch(name)
+                if m:
+                    target = m.group(1).lower()
+            if target is None:
+                cands = [skeleton(ch)]
+                up = ch.upper()
+                if len(up) == 1 and up != ch:
+                    cands.append(skeleton(up))
+                target = next((shapes[c] for c in cands if c in shapes), None)
+            if target is not None:
+                rows.append((ch, target))
+    lines = _header(
+        "letters folded to a basic Latin look-alike (UTS #39 skeletons, Unicode names)",
+        "source letter\tbasic Latin letter",
+    )
+    lines += ["\t".join(row) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
 def build_all() -> dict[str, str]:
     """File name -> content, exactly as it should be committed."""
-    return {"t2s.tsv": build_t2s(), "confusables.tsv": build_confusables()}
+    return {
+        "t2s.tsv": build_t2s(),
+        "confusables.tsv": build_confusables(),
+        "lookalikes.tsv": build_lookalikes(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,17 +28,39 @@ def _gen_tables() -> ModuleType:
 def test_committed_tables_equal_what_the_generator_produces() -> None:
     # PyICU is in the `test` extra: this must run, never skip.
     generated = _gen_tables().build_all()
-    assert set(generated) == {"t2s.tsv", "confusables.tsv"}
+    assert set(generated) == {"t2s.tsv", "confusables.tsv", "lookalikes.tsv"}
     for name, content in generated.items():
         committed = (DATA / name).read_text("utf-8")
         assert committed == content, f"{name}: run python tools/gen_tables.py"
 
 
 def test_tables_state_their_provenance() -> None:
-    for name in ("t2s.tsv", "confusables.tsv"):
+    for name in ("t2s.tsv", "confusables.tsv", "lookalikes.tsv"):
         head = (DATA / name).read_text("utf-8").splitlines()[:4]
         assert any(line.startswith("# source: ICU ") for line in head), name
         assert any("tools/gen_tables.py" in line for line in head), name
+    head = (DATA / "arabic_variants.tsv").read_text("utf-8").splitlines()[:4]
+    assert any(line.startswith("# source: ") for line in head)
+
+
+def test_arabic_variants_table_names_every_letter() -> None:
+    for line in (DATA / "arabic_variants.tsv").read_text("utf-8").splitlines():
+        if line.startswith("#"):
+            continue
+        src, dst, name = line.split("\t")
+        assert unicodedata.name(src) == name.split(" (")[0], line
+        assert unicodedata.normalize("NFKC", src) == src and dst in "هیکنو", line
+
+
+def test_lookalikes_fold_to_basic_latin_and_spare_the_locales_letters() -> None:
+    look = _tables.lookalike_map()
+    assert all(v in "abcdefghijklmnopqrstuvwxyz" for v in look.values())
+    for ch in "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ":  # small capitals (x has none)
+        assert ch in look, ch
+    assert {c: look[c] for c in "ıɑɡȷօհ"} == dict(zip("ıɑɡȷօհ", "iagjoh", strict=True))
+    # letters of the ten locales' alphabets are never folded
+    for ch in "ñçßøłéèàâêîôûäöüабвгдеёжзийклмнопрстуфхцчшщъыьэюя":
+        assert ch not in look, ch
 
 
 def test_t2s_is_idempotent_and_known_pairs_hold() -> None:
@@ -90,12 +112,13 @@ def test_byte_classes_never_miss_a_latin_mark_or_mixed_script_character() -> Non
     mark = regex.compile(r"\p{M}")
     cyrillic = regex.compile(r"[\p{Script=Cyrillic}&&\p{L}]", regex.V1)
     greek = regex.compile(r"[\p{Script=Greek}&&\p{L}]", regex.V1)
+    fused = _tables.fused_map()
     for cp in [*range(0x20000), *range(0xE0000, 0xE1000)]:
         ch = chr(cp)
         if 0xD800 <= cp < 0xE000 or unicodedata.normalize("NFKC", ch) != ch:
             continue  # the bytes are taken after NFKC
         cls = chr(classes[ch.encode("utf-8")[0]])
-        produced = ch + "".join(ch.casefold())
+        produced = ch + ch.casefold() + (fused.get(cp) or "")
         if any(latin.match(c) for c in produced):
             assert cls in "LX", hex(cp)
         if mark.match(ch):

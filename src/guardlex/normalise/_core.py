@@ -8,10 +8,40 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar
 
+from guardlex.errors import InputTooLargeError
 from guardlex.normalise import _tables as T
 from guardlex.normalise import steps as S
 
 _MAX_PASSES = 4
+
+#: The longest text (in characters) that ``normalise``, ``count_words``, ``keywords``,
+#: ``visible_text`` and ``confusable_fold`` accept.
+MAX_CHARS = 1_000_000
+#: The longest text ``normalise_with_offsets`` and ``explain`` accept (they keep several
+#: objects per character).
+MAX_OFFSETS_CHARS = 100_000
+#: How much longer than its limit a text may grow under NFKC (one U+FDFA is 18
+#: characters): a text whose NFKC form is longer than ``MAX_EXPANSION`` times the
+#: function's limit is refused too.
+MAX_EXPANSION = 4
+
+
+def check_length(text: str, limit: int, func: str) -> None:
+    """Raise ``InputTooLargeError`` when ``text`` is longer than ``limit`` characters."""
+    if len(text) > limit:
+        raise InputTooLargeError(
+            f"{func}() accepts at most {limit:,} characters, got {len(text):,}; "
+            "split the text or shorten it"
+        )
+
+
+def _check_expanded(expanded: str, limit: int, func: str) -> None:
+    if len(expanded) > MAX_EXPANSION * limit:
+        raise InputTooLargeError(
+            f"{func}(): the text grows to {len(expanded):,} characters under Unicode "
+            f"NFKC; at most {MAX_EXPANSION * limit:,} ({MAX_EXPANSION} x {limit:,}) "
+            "are accepted"
+        )
 
 
 def _check(text: object, func: str) -> str:
@@ -36,14 +66,16 @@ def _byte_classes() -> bytes:
     cls = bytearray(b"." * 256)
     for b in [*range(0x41, 0x5B), *range(0x61, 0x7B), *range(0xC3, 0xCC)]:
         cls[b] = ord("L")
-    for b in (0xE1, 0xE2, 0xEA, 0xEF, 0xF0):
-        cls[b] = ord("X")
-    for b in [0xCC, *range(0xD5, 0xE1), 0xE3, 0xF3]:
+    for b in [*range(0xD7, 0xE1), 0xE3, 0xCC]:
         cls[b] = ord("M")
     for b in (0xCD, 0xCE, 0xCF):
         cls[b] = ord("G")
-    for b in range(0xD0, 0xD5):
+    for b in range(0xD0, 0xD4):
         cls[b] = ord("C")
+    # Armenian (D4-D6) folds to Latin look-alikes and shares lead bytes with Cyrillic
+    # and Hebrew marks; tag characters (F3) spell ASCII letters.
+    for b in (0xD4, 0xD5, 0xD6, 0xE1, 0xE2, 0xEA, 0xEF, 0xF0, 0xF3):
+        cls[b] = ord("X")
     return bytes(cls)
 
 
@@ -51,13 +83,16 @@ _BYTE_CLASSES = _byte_classes()
 
 
 def _maybe_marked_or_mixed(b: bytes) -> bool:
-    """Whether UTF-8 ``b`` may contain a Latin letter with a mark, or mixed scripts."""
+    """Whether UTF-8 ``b`` may contain a Latin letter with a mark, a Cyrillic letter
+    with a stress mark, or mixed scripts."""
     t = b.translate(_BYTE_CLASSES)
     if b"X" in t:
         return True
     if b"L" in t:
         return b"M" in t or b"G" in t or b"C" in t
-    return b"G" in t and b"C" in t
+    if b"C" in t:
+        return b"G" in t or b"\xcc\x80" in b or b"\xcc\x81" in b
+    return False
 
 
 class _Fused:
@@ -69,12 +104,15 @@ class _Fused:
     astral: ClassVar[dict[int, str | None]] = {}
     letters: ClassVar[frozenset[str]] = frozenset()
     skip: ClassVar[frozenset[str]] = frozenset()
+    paren: ClassVar[dict[int, str]] = {}
 
     @classmethod
     def load(cls) -> None:
         cls.table, cls.astral = T.fused_table()
         cls.letters = T.chars_matching(S.ARABIC_LETTER)
-        cls.skip = frozenset(T.ARABIC_DIACRITICS + T.ZWNJ)
+        # Neighbours of a ZWNJ are seen across what steps 0-5 remove.
+        cls.skip = frozenset(T.ARABIC_DIACRITICS + T.ZWNJ + T.default_ignorables())
+        cls.paren = str.maketrans(T.parenthesized_letters())
         cls.ready = True
 
 
@@ -122,7 +160,7 @@ def _split_zwnj_scan(s: str) -> str:
     return "".join(out)
 
 
-def _one_pass(s: str) -> str:
+def _one_pass(s: str, limit: int = MAX_CHARS, func: str = "normalise") -> str:
     """One run of every step, fused into as few passes over the string as possible."""
     if s.isascii():
         # ASCII is NFKC-stable, casefolds like lower(), and has no digit, mark, format
@@ -130,8 +168,10 @@ def _one_pass(s: str) -> str:
         return " ".join(s.lower().split())
     if not _Fused.ready:
         _Fused.load()
+    source = s
     if not unicodedata.is_normalized("NFKC", s):
-        s = unicodedata.normalize("NFKC", s)
+        s = unicodedata.normalize("NFKC", s.translate(_Fused.paren))
+        _check_expanded(s, limit, func)
     # Step 2 (casefold) happens inside the table below; see _tables.fused_map.
     if "\u200c" in s:
         s = _split_zwnj_early(s)
@@ -144,10 +184,14 @@ def _one_pass(s: str) -> str:
     s = s.translate(_Fused.table)
     if b"\xf3" in b:
         s = s.translate(_Fused.astral)
+    if T.FILLER_MARK in s:
+        # Fillers are spaces or nothing depending on the whole text: resolve them on
+        # the input, as the reference chain does first of all, and start again.
+        return _one_pass(S.visible_text(source), limit, func)
     if "  " in s or s.strip(" ") != s:
         s = " ".join(s.split())
     if not s.isascii() and _maybe_marked_or_mixed(b):
-        s = S._re(S.LATIN_MARKS).sub(r"\1", s, timeout=S.timeout_for(s))
+        s = S._re(S.MARKS).sub(r"\1", s, timeout=S.timeout_for(s))
         s = S.fold_homoglyphs(s)
     return s
 
@@ -166,8 +210,10 @@ def _is_fixed(s: str) -> bool:
 def normalise(text: str) -> str:
     """Normalise ``text`` as SPEC §3 describes; every rule works on this form.
 
-    Idempotent and total: any ``str`` is accepted (lone surrogates and control
-    characters pass through; they are not format characters), anything else raises
+    Idempotent and total: any ``str`` of at most ``MAX_CHARS`` characters is accepted
+    (lone surrogates and control characters pass through; they are not format
+    characters); a longer one, or one that NFKC would make longer than
+    ``MAX_EXPANSION * MAX_CHARS``, raises ``InputTooLargeError``; anything else raises
     ``TypeError``. In rare inputs a later step exposes something an earlier step would
     have changed (removing a format character between a letter and its combining mark);
     the steps are then applied again until nothing changes.
@@ -181,6 +227,8 @@ def normalise(text: str) -> str:
     """
     if type(text) is not str:
         text = _check(text, "normalise")
+    if len(text) > MAX_CHARS:
+        check_length(text, MAX_CHARS, "normalise")
     if text.isascii():
         return " ".join(text.lower().split())
     out = _one_pass(text)
@@ -299,6 +347,8 @@ class _CharMap(dict[str, str]):
 _CASEFOLD_A = _CharMap(lambda ch: "".join(T.table_a().get(c, c) for c in ch.casefold()))
 _TABLE_B = _CharMap(lambda ch: T.table_b().get(ch, ch))
 _NFKC_CHAR = _CharMap(lambda ch: unicodedata.normalize("NFKC", ch))
+_PAREN = _CharMap(lambda ch: T.parenthesized_letters().get(ch, ch))
+_VISIBLE = _CharMap(lambda ch: ch.translate(T.visible_map()))
 
 
 def _fused_char(ch: str) -> str:
@@ -346,8 +396,24 @@ def _u_nfkc(units: list[_Unit]) -> list[_Unit]:
 def _u_nfkc_casefold_a(units: list[_Unit]) -> list[_Unit]:
     """NFKC per safe segment, then casefold and steps 3-5 per character."""
     if not unicodedata.is_normalized("NFKC", "".join(u[0] for u in units)):
-        units = _u_nfkc(units)
+        units = _u_nfkc(_u_map(units, _PAREN))
     return _u_map(units, _CASEFOLD_A)
+
+
+def _u_visible(units: list[_Unit]) -> list[_Unit]:
+    """``steps.visible_text`` on units (needed only when the text holds fillers)."""
+    units = _u_map(units, _VISIBLE)
+    text = "".join(u[0] for u in units)
+    if T.FILLER_MARK not in text:
+        return units
+    blank = " " if text.count(T.FILLER_MARK) > len(text.split()) - 1 else ""
+    out: list[_Unit] = []
+    for u in units:
+        if u[0] != T.FILLER_MARK:
+            out.append(u)
+        elif blank:
+            out.append((blank, u[1], u[2]))
+    return out
 
 
 def _u_zwnj(units: list[_Unit]) -> list[_Unit]:
@@ -369,13 +435,19 @@ def _u_table_b(units: list[_Unit]) -> list[_Unit]:
 
 
 def _u_latin_marks(units: list[_Unit]) -> list[_Unit]:
+    """Marks after Latin letters and stress marks after Cyrillic ones: the removed
+    marks widen the unit of the character before them."""
     text = "".join(u[0] for u in units)
     out: list[_Unit] = []
     pos = 0
-    for m in S._re(S.LATIN_MARKS).finditer(text, timeout=S.timeout_for(text)):
+    for m in S._re(S.MARKS).finditer(text, timeout=S.timeout_for(text)):
         out.extend(units[pos : m.start()])
-        ch, a, _ = units[m.start()]
-        out.append((ch, a, units[m.end() - 1][2]))
+        if m.group(1) is not None:
+            ch, a, _ = units[m.start()]
+            out.append((ch, a, units[m.end() - 1][2]))
+        elif out:
+            ch, a, _ = out[-1]
+            out[-1] = (ch, a, units[m.end() - 1][2])
         pos = m.end()
     out.extend(units[pos:])
     return out
@@ -417,21 +489,31 @@ def normalise_with_offsets(text: str) -> Normalised:
     """Normalise and keep, for each output character, the input offset it came from.
 
     The text is exactly ``normalise(text)``. Slower than ``normalise`` (it tracks every
-    character in Python), so use it where spans in the original text are needed.
+    character in Python), so use it where spans in the original text are needed. At
+    most ``MAX_OFFSETS_CHARS`` characters (and ``MAX_EXPANSION`` times that after NFKC)
+    are accepted; a longer text raises ``InputTooLargeError``.
 
     >>> n = normalise_with_offsets("  Цена\u00a0за ﻙ ")
     >>> n.text, n.offsets
     ('цена за ک', (2, 3, 4, 5, 6, 7, 8, 9, 10))
     """
     s = _check(text, "normalise_with_offsets")
+    check_length(s, MAX_OFFSETS_CHARS, "normalise_with_offsets")
     if s.isascii():  # as in _one_pass: only case and whitespace can change
         units = _u_whitespace([(ch.lower(), i, i + 1) for i, ch in enumerate(s)])
         return _normalised(units, len(s))
     if not _Fused.ready:
         _Fused.load()
+    normalised = unicodedata.is_normalized("NFKC", s)
+    if not normalised:
+        _check_expanded(
+            unicodedata.normalize("NFKC", s), MAX_OFFSETS_CHARS, "normalise_with_offsets"
+        )
+    fillers = not _FILLERS.isdisjoint(s)
     if (
-        "\u200c" not in s
-        and unicodedata.is_normalized("NFKC", s)
+        not fillers
+        and "\u200c" not in s
+        and normalised
         and not _maybe_marked_or_mixed(s.encode("utf-8", "surrogatepass"))
     ):
         # The common case, as in _one_pass: one table lookup per character, then
@@ -446,7 +528,10 @@ def normalise_with_offsets(text: str) -> Normalised:
         units = _u_whitespace(units)
         if _is_fixed("".join([u[0] for u in units])):
             return _normalised(units, len(s))
-    units = _units_pass([(ch, i, i + 1) for i, ch in enumerate(s)])
+    units = [(ch, i, i + 1) for i, ch in enumerate(s)]
+    if fillers:
+        units = _u_visible(units)
+    units = _units_pass(units)
     for _ in range(_MAX_PASSES):
         out = "".join(u[0] for u in units)
         if _is_fixed(out):
@@ -456,6 +541,9 @@ def normalise_with_offsets(text: str) -> Normalised:
             break
         units = nxt
     return _normalised(units, len(s))
+
+
+_FILLERS = frozenset(T.FILLERS)
 
 
 def _normalised(units: list[_Unit], source_length: int) -> Normalised:
@@ -494,6 +582,7 @@ def explain(text: str) -> list[Step]:
     whitespace: 'que  ک' -> 'que ک'
     """
     s = _check(text, "explain")
+    check_length(s, MAX_OFFSETS_CHARS, "explain")
     result: list[Step] = []
     for n in range(1, _MAX_PASSES + 2):
         start = s

@@ -49,6 +49,21 @@ ARABIC_DIACRITICS: str = "".join(chr(c) for c in range(0x064B, 0x0660)) + "\u067
 #: Step 4 extras: Arabic decimal and thousands separators.
 ARABIC_SEPARATORS: dict[str, str] = {"\u066b": ".", "\u066c": ","}
 
+ZWJ = "\u200d"
+
+#: Unicode tag characters U+E0020-U+E007E: each one spells the ASCII character 0x20-0x7E.
+TAG_FIRST, TAG_LAST = 0xE0020, 0xE007E
+
+#: Characters that show as a blank: the Hangul fillers and the braille blank. Whether
+#: they stand for a space or for nothing depends on the text (see ``steps.visible_text``).
+FILLERS = "\u115f\u1160\u3164\uffa0\u2800"
+#: The one filler the fused table maps every filler to (NFKC maps U+3164 and U+FFA0 to
+#: U+1160 first).
+FILLER_MARK = "\u2800"
+
+#: Combining marks that only give the stress of a Cyrillic word (acute and grave).
+CYRILLIC_STRESS = "\u0300\u0301"
+
 
 def _scan() -> Iterator[int]:
     for lo, hi in _SCAN_RANGES:
@@ -112,6 +127,97 @@ def _read_tsv(name: str) -> list[list[str]]:
 
 
 @cache
+def default_ignorables() -> str:
+    """Default_Ignorable_Code_Point characters that are dropped before anything else.
+
+    Every one except ZWNJ and ZWJ (they shape Persian and Indic words; ZWNJ has a step
+    of its own and ZWJ goes in step 7), the fillers (resolved by context) and the tag
+    characters that spell ASCII (decoded, not dropped).
+    """
+    keep = {ZWNJ, ZWJ, *FILLERS}
+    out = []
+    for lo, hi in _SCAN_RANGES:
+        chunk = "".join(map(chr, range(lo, hi)))
+        out.extend(regex.findall(r"\p{Default_Ignorable_Code_Point}", chunk, timeout=60.0))
+    return "".join(ch for ch in out if ch not in keep and not TAG_FIRST <= ord(ch) <= TAG_LAST)
+
+
+@cache
+def tag_map() -> dict[str, str]:
+    """Tag characters -> the ASCII characters they spell."""
+    return {chr(cp): chr(cp - 0xE0000) for cp in range(TAG_FIRST, TAG_LAST + 1)}
+
+
+@cache
+def visible_map() -> dict[int, str | None]:
+    """``steps.visible_text``'s table: tags decoded, ignorables dropped, fillers marked."""
+    m: dict[int, str | None] = {ord(k): v for k, v in tag_map().items()}
+    m.update(dict.fromkeys(map(ord, default_ignorables())))
+    m.update(dict.fromkeys(map(ord, FILLERS), FILLER_MARK))
+    return m
+
+
+@cache
+def parenthesized_letters() -> dict[str, str]:
+    """Parenthesized Latin letters ("⒫", NFKC "(p)") -> the plain lower-case letter."""
+    out: dict[str, str] = {}
+    for cp in _scan():
+        ch = chr(cp)
+        k = unicodedata.normalize("NFKC", ch)
+        if len(k) == 3 and k[0] == "(" and k[2] == ")" and k[1].isascii() and k[1].isalpha():
+            out[ch] = k[1].lower()
+    return out
+
+
+_NEGATIVE_LETTER = regex.compile(r"NEGATIVE (?:CIRCLED|SQUARED) LATIN CAPITAL LETTER ([A-Z])")
+
+
+@cache
+def enclosed_letters() -> dict[str, str]:
+    """Negative circled and squared Latin letters (no decomposition) -> the letter."""
+    out: dict[str, str] = {}
+    for cp in range(0x1F100, 0x1F200):
+        m = _NEGATIVE_LETTER.fullmatch(unicodedata.name(chr(cp), ""), timeout=5.0)
+        if m:
+            out[chr(cp)] = m.group(1).lower()
+    return out
+
+
+@cache
+def lookalike_map() -> dict[str, str]:
+    """Latin small capitals, Armenian, Cherokee ... look-alikes -> basic Latin letters."""
+    out = {row[0]: row[1] for row in _read_tsv("lookalikes.tsv") if len(row) >= 2}
+    out.update(enclosed_letters())
+    return out
+
+
+@cache
+def arabic_variant_map() -> dict[str, str]:
+    """Urdu, Kurdish, Pashto and Sindhi letter shapes -> the Persian letters."""
+    return {row[0]: row[1] for row in _read_tsv("arabic_variants.tsv") if len(row) >= 2}
+
+
+_CYRILLIC_LETTER = regex.compile(r"[\p{Script=Cyrillic}&&\p{L}]", regex.V1)
+
+
+@cache
+def cyrillic_stress_map() -> dict[str, str]:
+    """Precomposed Cyrillic letters that are a letter plus a stress mark (ѐ, ѝ) -> it."""
+    out: dict[str, str] = {}
+    for cp in range(0x0400, 0x0530):
+        ch = chr(cp)
+        nfd = unicodedata.normalize("NFD", ch)
+        if (
+            len(nfd) == 2
+            and nfd[1] in CYRILLIC_STRESS
+            and ch.casefold() == ch
+            and _CYRILLIC_LETTER.match(nfd[0], timeout=5.0)
+        ):
+            out[ch] = nfd[0]
+    return out
+
+
+@cache
 def t2s_map() -> dict[str, str]:
     """Traditional -> Simplified Chinese, one character at a time (from ICU)."""
     return {row[0]: row[1] for row in _read_tsv("t2s.tsv") if len(row) >= 2}
@@ -129,9 +235,14 @@ def confusable_map() -> dict[str, dict[str, str]]:
 
 @cache
 def table_a() -> dict[str, str]:
-    """Steps 3, 4 and 5 as one character map (applied before the ZWNJ step)."""
+    """Steps 3, 4 and 5 as one character map (applied before the ZWNJ step), with the
+    Arabic-script letter variants, the tag characters (decoded, lower case) and the
+    default-ignorable characters (dropped) of the visible-text step."""
     m: dict[str, str] = {}
+    m.update({k: v.lower() for k, v in tag_map().items()})
+    m.update(dict.fromkeys(default_ignorables(), ""))
     m.update(ARABIC_TO_PERSIAN)
+    m.update(arabic_variant_map())
     m.update(digit_map())
     m.update(dict.fromkeys(ARABIC_DIACRITICS, ""))
     return m
@@ -139,10 +250,15 @@ def table_a() -> dict[str, str]:
 
 @cache
 def table_b() -> dict[str, str]:
-    """Steps 7, 8, 9 (precomposed letters) and Traditional->Simplified as one map."""
+    """Steps 7, 8, 9 (precomposed letters), Cyrillic stress, Latin look-alikes and
+    Traditional->Simplified as one map."""
     m: dict[str, str] = {}
     m.update(dict.fromkeys(format_chars(), ""))
+    for tag in tag_map():  # decoded before step 1 (table_a), never removed
+        del m[tag]
     m["ё"] = "е"
+    m.update(cyrillic_stress_map())
+    m.update(lookalike_map())
     m.update(latin_base_map())
     m.update(t2s_map())
     return m
@@ -165,6 +281,8 @@ def fused_map() -> dict[int, str | None]:
     per_char = {**table_a(), **table_b()}
     for ch in OTHER_SPACES:
         per_char[ch] = " "
+    for ch in FILLERS:
+        per_char[ch] = FILLER_MARK
     m: dict[int, str | None] = {ord(k): (v or None) for k, v in per_char.items()}
     # Step 2 joins the table: casefold works character by character, and nothing it
     # maps to or from is an Arabic letter, diacritic or ZWNJ, so it commutes with step 6.

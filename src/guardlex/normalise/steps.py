@@ -2,18 +2,21 @@
 
 ``guardlex.normalise`` runs a fused, faster version of these functions; this module is
 the readable reference, used by ``explain`` and by the tests, which check that the fused
-version and the chain of steps below always agree. The order is SPEC §3:
+version and the chain of steps below always agree. The ten steps, in order:
 
  1. :func:`nfkc`                    7. :func:`remove_format_chars`
  2. :func:`fold_case`               8. :func:`yo_to_ye`
  3. :func:`arabic_to_persian`       9. :func:`strip_latin_diacritics`
  4. :func:`ascii_digits`           10. :func:`collapse_whitespace`
- 5. :func:`strip_arabic_diacritics` then :func:`traditional_to_simplified`
- 6. :func:`split_zwnj`              and :func:`fold_homoglyphs`.
+ 5. :func:`strip_arabic_diacritics`
+ 6. :func:`split_zwnj`
 
-The last two are the evasion defences of SPEC §3; they touch only Han characters and
-only tokens that mix Latin with Cyrillic or Greek letters, so they commute with the ten
-steps on ordinary text.
+and the evasion defences around them: :func:`visible_text` before step 1 (tag
+characters, invisible characters, fillers), parenthesized letters inside step 1,
+:func:`fold_arabic_variants` after step 3, :func:`strip_cyrillic_stress` and
+:func:`fold_lookalikes` before step 9, and :func:`traditional_to_simplified` and
+:func:`fold_homoglyphs` at the end. Each touches only characters that ordinary text in
+the ten languages does not contain, so the ten steps stay exact for ordinary text.
 """
 
 from __future__ import annotations
@@ -31,14 +34,18 @@ __all__ = [
     "arabic_to_persian",
     "ascii_digits",
     "collapse_whitespace",
+    "fold_arabic_variants",
     "fold_case",
     "fold_homoglyphs",
+    "fold_lookalikes",
     "nfkc",
     "remove_format_chars",
     "split_zwnj",
     "strip_arabic_diacritics",
+    "strip_cyrillic_stress",
     "strip_latin_diacritics",
     "traditional_to_simplified",
+    "visible_text",
     "yo_to_ye",
 ]
 
@@ -66,6 +73,10 @@ def _re(pattern: str) -> regex.Pattern[str]:
 ZWNJ_BETWEEN_LETTERS = rf"(?<={ARABIC_LETTER})\u200c+(?={ARABIC_LETTER})"
 #: Step 9: the combining marks that follow a Latin letter.
 LATIN_MARKS = rf"({LATIN_LETTER})\p{{M}}+"
+#: Stress marks (acute, grave) among the marks that follow a Cyrillic letter.
+CYRILLIC_STRESS_MARKS = rf"(?<={CYRILLIC_LETTER}\p{{M}}*)[{T.CYRILLIC_STRESS}]+"
+#: Both, as the fused normaliser runs them (one scan): replace with group 1.
+MARKS = f"{LATIN_MARKS}|{CYRILLIC_STRESS_MARKS}"
 
 # A token is a run of letters and combining marks. In the script skeleton of a text
 # (see _skeleton) a token is a run of L (Latin letter), C (Cyrillic), G (Greek), o (other
@@ -75,18 +86,50 @@ LATIN_MARKS = rf"({LATIN_LETTER})\p{{M}}+"
 SCRIPT_CHANGE = r"L[om]*+[CG]|C[om]*+[LG]|G[om]*+[LC]"
 
 
+def visible_text(text: str) -> str:
+    """What a reader (or a model) sees of ``text``: the step before all others.
+
+    * Tag characters U+E0020-U+E007E, invisible in most fonts, each spell an ASCII
+      character: they are decoded to it, so a question hidden in tags is read as text.
+    * Every other Default_Ignorable_Code_Point is dropped (zero-width spaces, bidi marks
+      and overrides, variation selectors, the combining grapheme joiner, the other tag
+      characters, ...), except ZWNJ and ZWJ, which shape Persian and Indic words.
+    * The Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the braille blank U+2800
+      show as blanks. When a text has more of them than it has gaps between words they
+      are its spaces, and become spaces; otherwise they are hidden inside words, and are
+      dropped.
+
+    Case, width and everything else are left alone, so this is the text to show a model
+    when a question has been routed: the router reads exactly ``normalise`` of it.
+
+    >>> visible_text("Hi\U000e0050\U000e0052\U000e0049\U000e0043\U000e0045 pri\u200bce")
+    'HiPRICE price'
+    >>> visible_text("how\u3164much\u3164is\u3164it"), visible_text("what is the pri\u3164ce")
+    ('how much is it', 'what is the price')
+    """
+    if text.isascii():
+        return text
+    s = text.translate(T.visible_map())
+    if T.FILLER_MARK in s:
+        blanks = s.count(T.FILLER_MARK)
+        gaps = len(s.split()) - 1
+        s = s.replace(T.FILLER_MARK, " " if blanks > gaps else "")
+    return s
+
+
 def nfkc(text: str) -> str:
     """Step 1: Unicode NFKC, so that look-alike encodings of one letter become one.
 
     Arabic presentation forms, fullwidth letters and digits, ligatures and circled
-    numbers all fold to the characters a pattern author types.
+    letters and numbers all fold to the characters a pattern author types. A
+    parenthesized Latin letter becomes the bare letter first (NFKC would give "(p)").
 
-    >>> nfkc("ＧＰＴ ﻙ ﬁ ①")
-    'GPT ك fi 1'
+    >>> nfkc("ＧＰＴ ﻙ ﬁ ① ⓟ⒭")
+    'GPT ك fi 1 pr'
     """
     if unicodedata.is_normalized("NFKC", text):
         return text
-    return unicodedata.normalize("NFKC", text)
+    return unicodedata.normalize("NFKC", text.translate(_paren_table()))
 
 
 def fold_case(text: str) -> str:
@@ -110,6 +153,19 @@ def arabic_to_persian(text: str) -> str:
     'کیف حالک؟ مدرسه الی آخر'
     """
     return text.translate(_arabic_table())
+
+
+def fold_arabic_variants(text: str) -> str:
+    """After step 3: Urdu, Kurdish, Pashto and Sindhi letter shapes to Persian letters.
+
+    The heh, yeh, kaf, noon and waw of neighbouring languages look the same as (or
+    close to) the Persian letters and would otherwise hide a Persian or Arabic word.
+    The table is ``data/arabic_variants.tsv``.
+
+    >>> fold_arabic_variants("قیمت چقدر ھے")
+    'قیمت چقدر هی'
+    """
+    return text.translate(_arabic_variant_table())
 
 
 def ascii_digits(text: str) -> str:
@@ -165,6 +221,36 @@ def yo_to_ye(text: str) -> str:
     'еще все'
     """
     return text.replace("ё", "е")
+
+
+def strip_cyrillic_stress(text: str) -> str:
+    """After step 8: stress marks (acute U+0301, grave U+0300) on Cyrillic letters go.
+
+    Russian teaching texts mark stress (сто́ит); the marks are optional and would split a
+    keyword. Only these two marks go, and only after a Cyrillic letter: й keeps its
+    breve. Letters that are a Cyrillic letter plus one of them (ѐ, ѝ) lose it too.
+
+    >>> strip_cyrillic_stress("Ско\u0301лько сто\u0300ит ѐлка й")
+    'Сколько стоит елка й'
+    """
+    text = text.translate(_cyrillic_stress_table())
+    if "\u0300" not in text and "\u0301" not in text:
+        return text
+    return _re(CYRILLIC_STRESS_MARKS).sub("", text, timeout=timeout_for(text))
+
+
+def fold_lookalikes(text: str) -> str:
+    """Before step 9: letters that only look like basic Latin letters become them.
+
+    Latin small capitals (ᴘʀɪᴄᴇ), dotless ı and ȷ, script ɡ, Latin alpha ɑ, Armenian
+    and Cherokee letters shaped like Latin ones (հ օ Ꭱ), negative circled and squared
+    letters: no locale of guardlex writes them, and they hide Latin words. The table is
+    ``data/lookalikes.tsv`` (UTS #39 skeletons and Unicode names).
+
+    >>> fold_lookalikes("ᴘʀɪᴄᴇ ɡօօd Ꮲ")
+    'price good p'
+    """
+    return text.translate(_lookalike_table())
 
 
 def strip_latin_diacritics(text: str) -> str:
@@ -354,14 +440,18 @@ _DROP_OTHER = str.maketrans("", "", "om")
 
 
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("invisible", visible_text),
     ("nfkc", nfkc),
     ("casefold", fold_case),
     ("arabic_letters", arabic_to_persian),
+    ("arabic_variants", fold_arabic_variants),
     ("digits", ascii_digits),
     ("arabic_diacritics", strip_arabic_diacritics),
     ("zwnj", split_zwnj),
     ("format_chars", remove_format_chars),
     ("yo", yo_to_ye),
+    ("cyrillic_stress", strip_cyrillic_stress),
+    ("lookalikes", fold_lookalikes),
     ("latin_diacritics", strip_latin_diacritics),
     ("whitespace", collapse_whitespace),
     ("traditional_to_simplified", traditional_to_simplified),
@@ -373,6 +463,26 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
 @cache
 def _arabic_table() -> dict[int, str]:
     return str.maketrans(T.ARABIC_TO_PERSIAN)
+
+
+@cache
+def _paren_table() -> dict[int, str]:
+    return str.maketrans(T.parenthesized_letters())
+
+
+@cache
+def _arabic_variant_table() -> dict[int, str]:
+    return str.maketrans(T.arabic_variant_map())
+
+
+@cache
+def _cyrillic_stress_table() -> dict[int, str]:
+    return str.maketrans(T.cyrillic_stress_map())
+
+
+@cache
+def _lookalike_table() -> dict[int, str]:
+    return str.maketrans(T.lookalike_map())
 
 
 @cache
