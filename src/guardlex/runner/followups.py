@@ -132,6 +132,32 @@ def find_list(answer: str, titles: Iterable[str] = ()) -> tuple[tuple[str, ...],
     return (), NO_LIST
 
 
+#: Longest site title the model's prompt may carry for a resolved follow-up.
+MAX_TITLE_CHARS = 200
+
+
+def site_title(item: str, titles: Iterable[str]) -> str | None:
+    """The site's own title that ``item`` names (the longest one it contains), or None.
+
+    A resolved follow-up tells the model which item the reader means. The previous answer
+    is untrusted (a reader can pass any text as it), so its words never reach the
+    prompt: only a title the site itself gives, found in the item as whole words.
+    """
+    norm_item = _engine.normalise(item)
+    best: tuple[int, str] | None = None
+    for title in dict.fromkeys(titles):
+        if not title or len(title) > MAX_TITLE_CHARS:
+            continue
+        nt = _engine.normalise(title)
+        if len(nt) < 3:
+            continue
+        if (best is None or len(nt) > best[0]) and regex.search(
+            _word_pattern(nt), norm_item, timeout=REGEX_TIMEOUT
+        ):
+            best = (len(nt), title)
+    return None if best is None else best[1]
+
+
 def answer_start(previous_answer: str, limit: int = CONTEXT_CHARS) -> str:
     """The first line of the previous answer, cut at a word boundary near ``limit``."""
     text = " ".join(previous_answer.split())

@@ -27,7 +27,7 @@ from guardlex.runner.errors import (
     ModelUnavailableError,
     StoreError,
 )
-from guardlex.runner.followups import FollowUp, resolve
+from guardlex.runner.followups import FollowUp, resolve, site_title
 from guardlex.runner.models import Model, ModelStream, Prompt, ScriptedModel
 from guardlex.runner.retrieval import (
     DEFAULT_THRESHOLD,
@@ -75,6 +75,9 @@ USAGE_OVER_RESERVATION = "USAGE_OVER_RESERVATION"
 USAGE_INVALID = "USAGE_INVALID"
 #: The ledger could not record the call (the reservation stays held).
 SETTLE_FAILED = "SETTLE_FAILED"
+#: A follow-up resolved to a list item that names none of the site's titles: the item
+#: was used for retrieval only, never shown to the model.
+FOLLOWUP_ITEM_NOT_A_TITLE = "FOLLOWUP_ITEM_NOT_A_TITLE"
 
 #: Operator warnings (settle failures, usage over the reservation) go to this logger.
 log = logging.getLogger("guardlex.runner")
@@ -408,6 +411,7 @@ class Runner:
 
         followup: FollowUp | None = None
         texts = [question]
+        titles: list[str] = []
         if previous or previous_answer:
             titles = self.store.titles(loc) + [r.title_in(loc) for r in self.store.records()]
             followup = resolve(
@@ -439,11 +443,33 @@ class Runner:
         sources = tuple(
             Source(i, h.chunk.id, h.chunk.text) for i, h in enumerate(retrieval.hits, start=1)
         )
-        prompt_q = (
-            question
-            if followup is None or not followup.item
-            else (f"{question} (the reader means: {followup.item})")
-        )
+        # Nothing unrouted reaches the prompt. The previous answer is whatever the caller
+        # passed, so a resolved item is named to the model only by the site's own title
+        # it contains, and the question with that title is routed again: refusal wins.
+        prompt_q = question
+        if followup is not None and followup.item:
+            title = site_title(followup.item, titles)
+            if title is None:
+                trace.append(FOLLOWUP_ITEM_NOT_A_TITLE)
+            else:
+                prompt_q = f"{question} (the reader means: {title})"
+                again = self.packs.route(prompt_q)
+                if again.kind == "refuse":
+                    text = self.packs.message(loc, "refusal")
+                    trace.append(f"{REFUSED}:{again.category}")
+                    yield text
+                    yield Answer(
+                        text=text,
+                        code=REFUSED,
+                        trace=tuple(trace),
+                        locale=loc,
+                        route="refuse",
+                        category=again.category,
+                        rule_id=again.rule_id,
+                        followup=followup,
+                        **base,
+                    )
+                    return
         yield from self._generate(prompt_q, sources, loc, "retrieve", trace, extras, ANSWERED)
 
     # ------------------------------------------------------------ steps
