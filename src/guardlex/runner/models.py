@@ -496,40 +496,12 @@ class _SseStream(_StreamState):
     def __iter__(self) -> Iterator[str]:
         try:
             for event in self._events():
-                if not isinstance(event, dict):
-                    raise self._error(
-                        f"malformed event from the model: a {type(event).__name__}, not an object"
-                    )
-                if "usage" in event and event["usage"] is not None:
-                    self._usage = _read_usage(event["usage"], self._error)
-                choices = event.get("choices")
-                if choices is None:
-                    continue
-                if not isinstance(choices, list):
-                    raise self._error("malformed event from the model: 'choices' is not a list")
-                for choice in choices:
-                    if not isinstance(choice, dict):
-                        raise self._error(
-                            "malformed event from the model: a choice is not an object"
-                        )
-                    delta = choice.get("delta")
-                    if delta is None:
-                        continue
-                    if not isinstance(delta, dict):
-                        raise self._error(
-                            "malformed event from the model: 'delta' is not an object"
-                        )
-                    piece = delta.get("content")
-                    if piece is None:
-                        continue
-                    if not isinstance(piece, str):
-                        raise self._error(
-                            "malformed event from the model: 'content' is a "
-                            f"{type(piece).__name__}, not text"
-                        )
-                    if piece:
-                        self._received.append(piece)
-                        yield piece
+                pieces, usage = read_event(event, self._error)
+                if usage is not None:
+                    self._usage = usage
+                for piece in pieces:
+                    self._received.append(piece)
+                    yield piece
                     if self._cancelled.is_set():
                         return
         finally:
@@ -557,6 +529,44 @@ class _SseStream(_StreamState):
     @property
     def usage(self) -> Usage | None:
         return self._usage
+
+
+def read_event(event: object, error: Callable[[str], ModelError]) -> tuple[list[str], Usage | None]:
+    """The text pieces and the usage (when present) of one parsed ``data:`` event.
+
+    Shared by the synchronous and the async clients. Anything but the documented shape
+    (an object with a list of choices whose ``delta.content`` is text, and a usage
+    object of token counts) raises the :class:`ModelError` that ``error`` builds.
+    """
+    if not isinstance(event, dict):
+        raise error(f"malformed event from the model: a {type(event).__name__}, not an object")
+    usage = None
+    if "usage" in event and event["usage"] is not None:
+        usage = _read_usage(event["usage"], error)
+    choices = event.get("choices")
+    if choices is None:
+        return [], usage
+    if not isinstance(choices, list):
+        raise error("malformed event from the model: 'choices' is not a list")
+    pieces: list[str] = []
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise error("malformed event from the model: a choice is not an object")
+        delta = choice.get("delta")
+        if delta is None:
+            continue
+        if not isinstance(delta, dict):
+            raise error("malformed event from the model: 'delta' is not an object")
+        piece = delta.get("content")
+        if piece is None:
+            continue
+        if not isinstance(piece, str):
+            raise error(
+                f"malformed event from the model: 'content' is a {type(piece).__name__}, not text"
+            )
+        if piece:
+            pieces.append(piece)
+    return pieces, usage
 
 
 def _socket_of(resp: Any) -> socket.socket | None:
