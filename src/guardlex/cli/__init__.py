@@ -15,7 +15,18 @@ from collections.abc import Sequence
 from guardlex import __version__
 from guardlex.errors import GuardlexError
 
-COMMANDS = ("normalise", "route", "first_person", "lint", "gate", "audit", "index", "ask", "eval")
+COMMANDS = (
+    "normalise",
+    "route",
+    "first_person",
+    "lint",
+    "gate",
+    "audit",
+    "index",
+    "ask",
+    "eval",
+    "calibrate",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

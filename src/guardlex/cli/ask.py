@@ -40,9 +40,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--store",
-        metavar="PATH",
+        metavar="STORE",
         default=None,
-        help="store built by `guardlex index` (default: the sample site)",
+        help="store built by `guardlex index`: a SQLite file or a postgresql:// URL "
+        "(default: the sample site); its subjects, embedder and threshold come from it",
+    )
+    p.add_argument(
+        "--packs",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="an extra pack directory (repeatable), merged after the shipped packs",
     )
     p.add_argument(
         "--embedder",
@@ -76,7 +84,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--threshold",
         type=float,
         default=None,
-        help="similarity threshold (default 0.35; calibrate per embedding model)",
+        help="similarity threshold (default: the store's calibrated one, else 0.35)",
     )
     p.add_argument(
         "--max-output-tokens",
@@ -116,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
     import json
     import os
     from collections.abc import Callable
+    from typing import Any
 
     from guardlex.runner._deps import require_numpy
 
@@ -133,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
         USAGE_OVER_RESERVATION,
         Answer,
     )
-    from guardlex.runner.store import Store
+    from guardlex.runner.retrieval import DEFAULT_THRESHOLD
 
     # User mistakes are errors before anything is built: never a silent fallback.
     if not args.question.strip():
@@ -149,17 +158,47 @@ def _run(args: argparse.Namespace) -> int:
     if args.model == "openai":
         key = os.environ.get(args.api_key_env) or None
         check_endpoint(args.base_url, key)  # a missing key fails here, before any request
+    from guardlex.runner.pg import PgBudgetLedger, PgRateLimiter, is_pg_url
+    from guardlex.runner.site import (
+        Threshold,
+        choose_threshold,
+        embedder_factory,
+        open_site,
+        site_packs,
+    )
+
+    for d in args.packs:
+        if not os.path.isdir(d):
+            raise RunnerError(f"--packs {d}: no such folder")
     packs = None
+    embedder_spec: Any = embedder
     if args.store:
-        store = Store.open(args.store, create=False)
+        store = open_site(args.store)
         if embedder is not None and store.embedder_name not in (None, embedder):
             raise StoreError(
-                f"{args.store} was built with embedder {store.embedder_name!r}, not "
+                f"{store.path} was built with embedder {store.embedder_name!r}, not "
                 f"{embedder!r}: drop --embedder or re-index with it"
             )
+        packs = site_packs(store, args.packs)
+        embedder_spec = embedder_factory(store, packs, embedder)
+        threshold = choose_threshold(store, args.threshold)
     else:
         packs = sample_packs()
+        if args.packs:
+            from guardlex.rules import load_packs
+            from guardlex.runner import _engine
+            from guardlex.runner.build import owner_names
+            from guardlex.runner.corpus import sample_site
+
+            packs = _engine.PackView(
+                load_packs(subject_names=owner_names(sample_site()), paths=tuple(args.packs))
+            )
         store = sample_store(embedder or DEFAULT_EMBEDDER, packs=packs)
+        threshold = (
+            Threshold(args.threshold, "flag")
+            if args.threshold is not None
+            else Threshold(DEFAULT_THRESHOLD, "default")
+        )
     model_factory: Callable[[], Model] | None = None  # the runner's scripted model
     if args.model == "openai":
 
@@ -171,32 +210,50 @@ def _run(args: argparse.Namespace) -> int:
     # The scripted model costs nothing: its turns go to an in-memory ledger unless a
     # ledger file is named. A real model's turns are recorded in the cache folder.
     ledger_path = args.ledger
+    if ledger_path is None and args.model != "scripted" and is_pg_url(args.store):
+        ledger_path = args.store  # the budget lives in the site's own database
     if ledger_path is None and args.model != "scripted":
         try:
             cache_dir().mkdir(parents=True, exist_ok=True)
             ledger_path = str(cache_dir() / "ledger.sqlite")
         except OSError:
             ledger_path = None
-    if ledger_path is not None and not args.new_ledger and not os.path.exists(ledger_path):
+    if (
+        ledger_path is not None
+        and not is_pg_url(ledger_path)
+        and not args.new_ledger
+        and not os.path.exists(ledger_path)
+    ):
         raise RunnerError(
             f"no budget ledger at {ledger_path}: pass --new-ledger to start one (a ledger "
             "is never created silently, so a deleted one cannot reset the month's spend)"
         )
-    limiter = None
+    limiter: Any = None
     if args.client is not None:
-        limiter = RateLimiter(ledger_path or str(cache_dir() / "ledger.sqlite"))
+        rate_at = ledger_path or (args.store if is_pg_url(args.store) else None)
+        if is_pg_url(rate_at):
+            limiter = PgRateLimiter(str(rate_at))
+        else:
+            limiter = RateLimiter(rate_at or str(cache_dir() / "ledger.sqlite"))
+    ledger: Any = None
+    if is_pg_url(ledger_path):
+        ledger = PgBudgetLedger(str(ledger_path), monthly_cap=args.monthly_cap)
     runner = runner_for(
         store,
-        embedder=embedder,
         model=model_factory,
+        ledger=ledger,
         ledger_path=ledger_path,
         monthly_cap=args.monthly_cap,
         rate_limiter=limiter,
-        threshold=args.threshold,
+        threshold=threshold.value,
         max_output_tokens=args.max_output_tokens,
         packs=packs,
         new_ledger=args.new_ledger,
     )
+    if embedder_spec is not None:
+        runner._embedder_spec = embedder_spec
+    if threshold.source == "calibrated" and not args.json:
+        print(f"guardlex: {threshold.describe()}", file=sys.stderr)
     answer: Answer | None = None
     for item in runner.stream(
         args.question,
@@ -212,7 +269,9 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
     assert answer is not None
     if args.json:
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        out = answer.to_dict()
+        out["threshold_source"] = threshold.describe()
+        print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         sys.stdout.write("\n")
         print(f"[{' '.join(answer.trace)}]", file=sys.stderr)

@@ -21,7 +21,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--store",
         "-o",
         default="guardlex-store.sqlite",
-        help="store file to write (default: %(default)s; replaced atomically)",
+        help="store to write: a SQLite file (default: %(default)s; replaced atomically) or "
+        "a postgresql://user@host/db URL (PostgreSQL + pgvector, the 'postgres' extra)",
+    )
+    p.add_argument(
+        "--site",
+        default=None,
+        help="the site's name, shown by eval and ask (default: the folder's name)",
     )
     p.add_argument(
         "--locale",
@@ -35,11 +41,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "all-MiniLM-L6-v2 (needs guardlex[sentence])",
     )
     p.add_argument(
+        "--subject",
         "--owner",
+        dest="owner",
         action="append",
         default=[],
-        help="a name of the person or company the site is about (repeatable); "
-        "used for {subject} in refusal rules and for ordering",
+        help="a name of the person or company the site is about, in any script "
+        "(repeatable); {subject} in refusal rules and ordering; kept in the store",
+    )
+    p.add_argument(
+        "--embedder-url",
+        default=None,
+        help="base URL of an OpenAI-compatible endpoint for --embedder openai:<model> "
+        "(e.g. http://127.0.0.1:8080/v1); kept in the store",
+    )
+    p.add_argument(
+        "--embedder-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding that endpoint's key (its name is kept, never "
+        "the key; default: %(default)s)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_run)
@@ -56,29 +76,50 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.runner.embeddings import DEFAULT_EMBEDDER, check_embedder_name
     from guardlex.runner.progress import ProgressBar
 
+    from guardlex.runner.errors import RunnerError
+
     if args.embedder is not None:
         args.embedder = check_embedder_name(args.embedder)
+
+    def skipped(path: Path, reason: str) -> None:
+        # links are never followed out of the folder: the operator hears of each one
+        print(f"guardlex: warning: skipped {path}: {reason}", file=sys.stderr)
+
     bar = ProgressBar("reading", enabled=not args.quiet)
     site = load_folder(
         Path(args.path),
         default_locale=args.locale,
         progress=lambda n, total, path: bar.update(n, total, path),
+        on_skip=skipped,
     )
     if args.owner:
         owners = {loc: tuple(args.owner) for loc in site.locales}
         for loc, names in site.owner_names.items():
             owners[loc] = tuple(dict.fromkeys([*args.owner, *names]))
         site = Site(site.chunks, site.records, owners)
-    bar2 = ProgressBar("indexing", enabled=not args.quiet)
-    store = build_store(
-        site,
-        args.store,
-        args.embedder or DEFAULT_EMBEDDER,
-        progress=lambda n, total: bar2.update(n, total),
+    from guardlex.runner.site import index_meta, make_index_embedder
+
+    embedder = make_index_embedder(
+        args.embedder or DEFAULT_EMBEDDER, args.embedder_url, args.embedder_key_env, site
     )
+    bar2 = ProgressBar("indexing", enabled=not args.quiet)
+    try:
+        store = build_store(
+            site,
+            args.store,
+            embedder,
+            progress=lambda n, total: bar2.update(n, total),
+            meta=index_meta(args.site or Path(args.path).resolve().name, args.owner, site, embedder),
+        )
+    except OSError as exc:
+        raise RunnerError(f"{args.store}: cannot write the store: {exc.strerror or exc}") from exc
+    from guardlex.runner.site import site_info
+
+    info = site_info(store)
     print(
-        f"{args.store}: {store.chunk_count()} chunks in {len(site.locales)} locale(s), "
-        f"{len(site.records)} records, embedder {store.embedder_name}",
+        f"{info.store}: site {info.name!r}, {info.chunks} chunks in {len(info.locales)} "
+        f"locale(s) ({', '.join(info.locales)}), {info.records} records, subjects "
+        f"{', '.join(info.subjects) or 'none'}, embedder {info.embedder}",
         file=sys.stdout,
     )
     return 0

