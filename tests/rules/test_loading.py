@@ -70,6 +70,8 @@ def test_regex_timeout_fails_closed(
     write_pack: PackWriter, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = write_pack("tx", refusal={"meta": [rule("slow", patterns=["(?:a|aa)+$"])]})
+    # the loader refuses such a pattern; let it through to test the runtime safety net
+    monkeypatch.setattr("guardlex.rules.checks.backtracking_risks", lambda pattern: [])
     packs = load_packs(["tx"], paths=[root], shipped=False)
     monkeypatch.setattr(engine, "REGEX_TIMEOUT", 0.01)
     route = packs.route("a" * 5000 + "!")
@@ -189,3 +191,144 @@ def test_messages_fall_back_to_english(write_pack: PackWriter) -> None:
     assert packs.messages("tx")["refusal"] == "Nein."
     assert packs.messages("tx")["gate_stop"] == "Stopped."
     assert dict(packs.messages("en")) == {"refusal": "No.", "gate_stop": "Stopped."}
+
+
+# -- a broken pack is a PackError with file, line and a sentence, at load time ------------
+
+
+def _load_error(root: Path, code: str = "tx") -> PackError:
+    with pytest.raises(PackError) as err:
+        load_packs([code], paths=[root], shipped=False, cache=False)
+    return err.value
+
+
+def test_yaml_aliases_are_refused(write_pack: PackWriter) -> None:
+    text = (
+        "locale: tx\nschema_version: 1\nmeta:\n"
+        "  - &r {id: a, about: x, phrases: [alpha], examples: {match: [a, b], no_match: [c]}}\n"
+        "  - *r\n"
+    )
+    err = _load_error(write_pack("tx", raw={"refusal.yaml": text}))
+    assert err.path and err.path.endswith("refusal.yaml") and err.line == 4
+    assert "alias" in str(err) and "write the value out in full" in str(err)
+
+
+def test_yaml_merge_key_and_scalar_alias_are_refused(write_pack: PackWriter) -> None:
+    text = "locale: tx\nschema_version: 1\nwords: [&w alpha, *w]\n"
+    assert "alias" in str(_load_error(write_pack("tx", raw={"stopwords.yaml": text})))
+
+
+def test_duplicate_yaml_key_is_refused(write_pack: PackWriter) -> None:
+    text = "locale: tx\nschema_version: 1\nwords: [a]\nwords: [b]\n"
+    err = _load_error(write_pack("tx", raw={"stopwords.yaml": text}))
+    assert err.line == 4 and "appears twice" in str(err) and "line 3" in str(err)
+
+
+def test_oversized_file_is_refused(write_pack: PackWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    from guardlex.rules import _schema
+
+    monkeypatch.setattr(_schema, "MAX_PACK_FILE_BYTES", 100)
+    words = "\n".join(f"- word{i}" for i in range(50))
+    err = _load_error(write_pack("tx", raw={"stopwords.yaml": f"locale: tx\nwords:\n{words}\n"}))
+    assert "bytes" in str(err) and err.path and err.path.endswith("stopwords.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("locale: tx\nwords:\n\t- a\n", "spaces only"),
+        ("locale: tx\nabout: how much: exactly\n", "in quotes"),
+        ("locale: tx\nwords: [a, b\n", "not closed"),
+        ('locale: tx\nwords: ["\\m a"]\n', "single quotes"),
+    ],
+)
+def test_yaml_errors_are_explained_in_words(write_pack: PackWriter, text: str, words: str) -> None:
+    err = _load_error(write_pack("tx", raw={"stopwords.yaml": text}))
+    assert words in str(err) and err.line is not None
+    assert "expected <block end>" not in str(err) and "scanner" not in str(err)
+
+
+def test_duplicate_rule_id_in_one_file(write_pack: PackWriter) -> None:
+    refusal = {"meta": [rule("same", phrases=["alpha"])], "task": [rule("same", phrases=["b"])]}
+    err = _load_error(write_pack("tx", refusal=refusal))
+    assert "'same' is used twice" in str(err) and err.line is not None
+
+
+def test_typo_in_disabled_is_an_error(write_pack: PackWriter, tmp_path: Path) -> None:
+    base = write_pack("tx", refusal={"meta": [rule("engagement-price", phrases=["alpha"])]})
+    ext = write_pack("tx", root=tmp_path / "ext", refusal={"disabled": ["engagment-price"]})
+    with pytest.raises(PackError) as err:
+        load_packs(["tx"], paths=[base, ext], shipped=False, cache=False)
+    assert "'engagment-price'" in str(err.value) and "engagement-price" in str(err.value)
+    assert err.value.path and str(tmp_path / "ext") in err.value.path and err.value.line == 4
+
+
+def test_catastrophic_regex_is_refused_at_load(write_pack: PackWriter) -> None:
+    root = write_pack("tx", refusal={"meta": [rule("slow", patterns=[r"(\w+ )*prompt"])]})
+    err = _load_error(root)
+    assert "backtrack" in str(err) and err.path and err.path.endswith("refusal.yaml")
+
+
+def test_invalid_regex_is_refused_at_load(write_pack: PackWriter) -> None:
+    root = write_pack("tx", refusal={"meta": [rule("bad", patterns=[r"(unclosed"])]})
+    err = _load_error(root)
+    assert err.path and err.path.endswith("refusal.yaml") and err.line is not None
+
+
+def test_entry_point_naming_a_missing_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "not-installed"
+    points = [SimpleNamespace(name="dist", value="dist:packs", load=lambda: lambda: gone)]
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: points)
+    with pytest.raises(PackError, match="does not exist"):
+        load_packs(["en"])
+
+
+def test_subject_names_as_one_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="subject_names"):
+        load_packs(["en"], subject_names="Dana Reyes")
+
+
+def test_broken_locale_yaml(write_pack: PackWriter) -> None:
+    root = write_pack(
+        "tx",
+        locale={"name": "T", "scripts": ["Latin"], "direction": "ltr", "example_subject": "D"},
+        stopwords=["a"],
+    )
+    err = _load_error(root)
+    assert err.path and err.path.endswith("locale.yaml") and err.line == 5
+    assert "'Latin'" in str(err) and "ISO 15924" in str(err) and "^[" not in str(err)
+
+
+def _v2(code: str, rules: list[dict[str, object]]) -> str:
+    import yaml
+
+    doc = {"locale": code, "schema_version": 2, "rules": rules}
+    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+
+
+def _v2_rule(**kw: object) -> dict[str, object]:
+    out: dict[str, object] = {"id": "r", "category": "meta", "about": "test"}
+    out.update(kw)
+    out["examples"] = {"match": ["a b", "c d"], "no_match": ["zzz"]}
+    return out
+
+
+@pytest.mark.parametrize(
+    ("rule_kw", "words"),
+    [
+        ({"templates": ["how much does {sujbect} charge"]}, "sujbect"),
+        ({"templates": ["what is <prise>"]}, "prise"),
+        ({"templates": ["(how much | what"]}, "("),
+        ({"templates": ["co*"]}, "co*"),
+        ({"when": {"all": ["<nope>"]}}, "nope"),
+    ],
+)
+def test_broken_template_is_a_pack_error_at_load(
+    write_pack: PackWriter, rule_kw: dict[str, object], words: str
+) -> None:
+    root = write_pack("tx", raw={"refusal.yaml": _v2("tx", [_v2_rule(**rule_kw)])})
+    err = _load_error(root)
+    assert err.path and err.path.endswith("refusal.yaml") and err.line is not None
+    assert words in str(err)

@@ -25,8 +25,17 @@ import yaml
 from guardlex.errors import PackError
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
-FILE_KINDS = ("locale", "refusal", "overview", "stopwords", "first_person", "lexicon", "messages")
-SCHEMA_VERSIONS = frozenset({1})
+FILE_KINDS = (
+    "locale",
+    "concepts",
+    "refusal",
+    "overview",
+    "stopwords",
+    "first_person",
+    "lexicon",
+    "messages",
+)
+SCHEMA_VERSIONS = frozenset({1, 2})
 
 JsonPath = tuple[str | int, ...]
 # The C-accelerated loader is the same safe loader, only faster; both build plain data.
@@ -68,16 +77,122 @@ def load_schema(kind: str) -> dict[str, Any]:
     return schema
 
 
-def _line_map(node: yaml.Node, path: JsonPath, out: dict[JsonPath, int]) -> None:
+#: The largest pack file read (bytes). Generated word lists stay far below it; a bigger
+#: file is a mistake (or an attack on the loader), not a pack.
+MAX_PACK_FILE_BYTES = 8 * 1024 * 1024
+
+# PyYAML's wording -> what a linguist should do (first matching fragment wins)
+_YAML_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        "cannot start any token",
+        "a tab or another character YAML does not allow here; indent "
+        "with spaces only, and put text that starts with @, `, %, | or > in quotes",
+    ),
+    (
+        "mapping values are not allowed",
+        "a ':' followed by a space inside a value; put the "
+        "whole value in quotes ('how much: exactly') or check the indentation of this line",
+    ),
+    (
+        "could not find expected ':'",
+        "a line that should read 'key: value' has no ':', or a quote opened earlier is not closed",
+    ),
+    (
+        "did not find expected key",
+        "this line is not aligned with the keys above it; indent "
+        "it like its neighbours (spaces only)",
+    ),
+    (
+        "did not find expected '-' indicator",
+        "a list item is not aligned with the other items; "
+        "start every item with '- ' at the same indentation",
+    ),
+    ("expected <block end>", "the indentation of this line does not match the lines above it"),
+    (
+        "unknown escape character",
+        "a backslash in double-quoted text; write regular "
+        "expressions in single quotes ('\\mword\\M')",
+    ),
+    (
+        "expected ',' or ']'",
+        "a [list] is not closed, or one of its items contains a ':' or '#' and needs quotes",
+    ),
+    ("expected ',' or '}'", "a {mapping} is not closed, or one of its values needs quotes"),
+    ("while scanning a quoted scalar", "a quote is opened but never closed"),
+    (
+        "found unexpected end of stream",
+        "the file ends in the middle of a value; a quote or a bracket is not closed",
+    ),
+    ("found undefined alias", "'*' starts a YAML alias; put text that starts with * in quotes"),
+    (
+        "expected alphabetic or numeric character",
+        "'*' or '&' starts a YAML alias or anchor; put text that starts with * or & in quotes",
+    ),
+    (
+        "found duplicate anchor",
+        "YAML anchors (&name) are not allowed in packs; write values out in full",
+    ),
+)
+
+
+def explain_yaml_error(exc: yaml.YAMLError) -> tuple[str, int | None]:
+    """A sentence for a linguist about a YAML syntax error, and its line (1-based)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    raw = " ".join(
+        str(x) for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x
+    ) or str(exc)
+    for fragment, hint in _YAML_HINTS:
+        if fragment in raw:
+            return f"this is not valid YAML: {hint}", line
+    return "this is not valid YAML; check the indentation (spaces only) and the quotes", line
+
+
+def _line_map(
+    node: yaml.Node,
+    path: JsonPath,
+    out: dict[JsonPath, int],
+    seen: set[int] | None = None,
+    file: str = "",
+) -> None:
+    """Record each value's line; reject aliases (a node reached twice) and duplicate keys."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        raise PackError(
+            f"{_describe(path)} repeats the value written on line {node.start_mark.line + 1} "
+            "through a YAML alias (*name); aliases and anchors are not allowed in packs: "
+            "write the value out in full",
+            file,
+            out.get(path, node.start_mark.line + 1),
+        )
+    seen.add(id(node))
     out[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        keys: dict[str, int] = {}
         for key, value in node.value:
-            child: JsonPath = (*path, str(key.value))
-            _line_map(value, child, out)
+            name = str(key.value)
+            child: JsonPath = (*path, name)
+            if name == "<<":
+                raise PackError(
+                    "'<<' merges another mapping through a YAML alias; aliases are not allowed "
+                    "in packs: write the keys out in full",
+                    file,
+                    key.start_mark.line + 1,
+                )
+            if name in keys:
+                raise PackError(
+                    f"the key '{name}' appears twice in {_describe(path)} (first on line "
+                    f"{keys[name]}); YAML would silently keep only the second: merge them",
+                    file,
+                    key.start_mark.line + 1,
+                )
+            keys[name] = key.start_mark.line + 1
+            out[child] = key.start_mark.line + 1
+            _line_map(value, child, out, seen, file)
             out[child] = key.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _line_map(item, (*path, i), out)
+            _line_map(item, (*path, i), out, seen, file)
 
 
 def _stringify_keys(value: Any) -> Any:
@@ -90,24 +205,32 @@ def _stringify_keys(value: Any) -> Any:
 
 
 def read_pack_file(path: Path, kind: str) -> PackFile:
-    """Parse one pack file safely; a YAML syntax error becomes a PackError with its line."""
+    """Parse one pack file safely: a size limit, no aliases, no duplicate keys; a YAML
+    syntax error becomes a PackError with its line, explained in words."""
     try:
+        size = path.stat().st_size
+        if size > MAX_PACK_FILE_BYTES:
+            raise PackError(
+                f"the file has {size:,} bytes, more than the {MAX_PACK_FILE_BYTES:,} a pack file "
+                "may have; split it, or use stems and concepts instead of listing every form",
+                str(path),
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PackError(f"cannot read the file ({exc}); save it as UTF-8", str(path)) from exc
-    try:
-        node = yaml.compose(text, Loader=_SAFE_LOADER)
-        data = yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PackError(
-            f"this is not valid YAML ({problem}); check indentation and quotes", str(path), line
-        ) from exc
     lines: dict[JsonPath, int] = {}
-    if node is not None:
-        _line_map(node, (), lines)
+    try:
+        loader = _SAFE_LOADER(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _line_map(node, (), lines, file=str(path))
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        message, line = explain_yaml_error(exc)
+        raise PackError(message, str(path), line) from exc
     if not isinstance(data, dict):
         raise PackError(
             "the file must be a mapping that starts with 'locale:' and 'schema_version:'",
@@ -182,7 +305,11 @@ def _validate(
             out.append(Problem(path, f"{where} is empty; write a value or remove the entry"))
         pat = schema.get("pattern")
         if pat and not regex.search(pat, value, timeout=1.0):
-            out.append(Problem(path, f"{where} is {value!r}, which does not match {pat}"))
+            wanted = schema.get("x-hint")
+            if wanted:  # the schema says in words what the pattern wants
+                out.append(Problem(path, f"{where} is {value!r}; write {wanted}"))
+            else:
+                out.append(Problem(path, f"{where} is {value!r}, which does not match {pat}"))
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append(

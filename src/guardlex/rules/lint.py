@@ -24,9 +24,13 @@ from guardlex.errors import PackError
 from guardlex.rules._schema import FILE_KINDS, PackFile, read_pack_file
 from guardlex.rules._text import is_han, normalise
 from guardlex.rules.anchors import rule_anchors
+from guardlex.rules.checks import (
+    backtracking_risks,
+    rewritten_chars,
+    rule_groups,
+)
 from guardlex.rules.compile import SUBJECT, ZWNJ, normalise_literal, pattern_source
 from guardlex.rules.loader import (
-    REFUSAL_CATEGORIES,
     SHIPPED_DIR,
     LocaleData,
     RuleSpec,
@@ -91,150 +95,6 @@ class Finding:
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict."""
         return asdict(self)
-
-
-# -- pattern checks ---------------------------------------------------------------------
-
-_ESCAPE_WITH_BRACES = frozenset("pPN")
-
-
-def literal_chars(pattern: str) -> list[tuple[int, str]]:
-    """Characters of a pattern that are matched literally (escapes and syntax skipped)."""
-    out: list[tuple[int, str]] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            nxt = pattern[i + 1] if i + 1 < n else ""
-            if nxt in _ESCAPE_WITH_BRACES and i + 2 < n and pattern[i + 2] == "{":
-                close = pattern.find("}", i + 2)
-                i = close + 1 if close != -1 else n
-            else:
-                i += 2
-            continue
-        if ch == "(" and pattern.startswith("(?", i):
-            # group syntax: (?:  (?P<name>  (?<name>  (?=  (?<!  (?i) ...
-            m = regex.match(
-                r"\(\?(?:P?<[A-Za-z_]\w*>|P=\w+\)|[a-zA-Z-]+[:)]|[:=!>|]|<[=!])",
-                pattern[i:],
-                timeout=1.0,
-            )
-            i += m.end() if m else 2
-            continue
-        if ch == "{":
-            m = regex.match(r"\{\d*,?\d*\}|\{subject\}", pattern[i:], timeout=1.0)
-            if m:
-                i += m.end()
-                continue
-        out.append((i, ch))
-        i += 1
-    return out
-
-
-def rewritten_chars(pattern: str) -> list[tuple[str, str]]:
-    """(written, normalised) for each literal character normalisation would rewrite."""
-    out = []
-    for _, ch in literal_chars(pattern):
-        if ch in (ZWNJ, " ") or (ch.isascii() and not ch.isupper()):
-            continue
-        norm = normalise(ch)
-        if norm != ch:
-            out.append((ch, norm))
-    return out
-
-
-_UNBOUNDED = regex.compile(r"(?:[*+]|\{\d*,\})\??")
-_QUANT_AFTER = regex.compile(r"(?:[*+]|\{(\d*),(\d*)\})")
-
-
-def backtracking_risks(pattern: str) -> list[str]:
-    """Constructs prone to catastrophic backtracking, described for a linguist."""
-    risks: list[str] = []
-    stack: list[dict[str, object]] = []
-    i = 0
-    n = len(pattern)
-    in_class = False
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-            i += 1
-            continue
-        if ch == "[":
-            in_class = True
-        elif ch == "(":
-            stack.append({"start": i, "inner": False, "alts": [i + 1]})
-        elif ch == "|" and stack:
-            stack[-1]["alts"].append(i + 1)  # type: ignore[attr-defined]
-        elif ch == ")" and stack:
-            group = stack.pop()
-            after = pattern[i + 1 :]
-            q = _QUANT_AFTER.match(after, timeout=1.0)
-            unbounded = bool(q) and (
-                q.group(0) in ("*", "+") or (q.group(2) == "" and "," in q.group(0))
-            )
-            text = pattern[int(group["start"]) : i + 1]  # type: ignore[call-overload]
-            if unbounded and group["inner"]:
-                risks.append(
-                    f"nested quantifiers in {text}{q.group(0)} can backtrack catastrophically; "
-                    "quantify only once, e.g. (?:\\w+ ){0,3} instead of (\\w+ )*"
-                )
-            if unbounded:
-                alts = _alternatives(pattern, group["alts"], i)  # type: ignore[arg-type]
-                if _overlapping(alts):
-                    risks.append(
-                        f"alternatives in {text} overlap and are repeated; a long input can "
-                        "backtrack catastrophically: make the alternatives start differently"
-                    )
-            if stack and (group["inner"] or unbounded):
-                stack[-1]["inner"] = True
-        elif stack and _UNBOUNDED.match(pattern, i, timeout=1.0):
-            stack[-1]["inner"] = True
-        i += 1
-    if regex.search(r"(?<!\\)\.[*+]", pattern, timeout=1.0):
-        risks.append(
-            "'.*' or '.+' matches across the whole question and makes scans slow; "
-            "use a bounded gap such as (?: \\S+){0,3}"
-        )
-    return risks
-
-
-def _alternatives(pattern: str, starts: list[int], end: int) -> list[str]:
-    bounds = [*starts, end + 1]
-    alts = [pattern[bounds[k] : bounds[k + 1] - 1] for k in range(len(starts))]
-    if alts and alts[0].startswith("?"):
-        alts[0] = regex.sub(r"^\?(?:P?<\w+>|[:=!>]|<[=!])", "", alts[0], timeout=1.0)
-    return alts
-
-
-_META = regex.compile(r"[\\.\[\](){}*+?|^$]")
-
-
-def _overlapping(alts: list[str]) -> bool:
-    if len(alts) < 2:
-        return False
-    if all(not _META.search(a, timeout=1.0) for a in alts):
-        # plain words: ambiguous only if one is a prefix of another ("a|ab", "an|and")
-        return any(x != y and y.startswith(x) for x in alts for y in alts) or len(set(alts)) < len(
-            alts
-        )
-    heads = []
-    for a in alts:
-        if not a:
-            return True
-        if a.startswith("\\") and len(a) > 1:
-            heads.append(a[:2])
-        else:
-            heads.append(a[0])
-    generic = {"\\w", "\\S", ".", "\\D", "\\W"}
-    if any(h in generic for h in heads):
-        return True
-    return len(set(heads)) < len(heads)
 
 
 # -- phrase checks ----------------------------------------------------------------------
@@ -402,13 +262,7 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
 def _duplicate_ids(pf: PackFile, seen: dict[str, tuple[str, int]]) -> list[Finding]:
     """Ids used twice in one folder (refusal.yaml and overview.yaml together)."""
     out: list[Finding] = []
-    if pf.kind == "refusal":
-        groups = [(c, pf.data.get(c) or []) for c in REFUSAL_CATEGORIES]
-    elif pf.kind == "overview":
-        groups = [("rules", pf.data.get("rules") or [])]
-    else:
-        return out
-    for key, raws in groups:
+    for key, raws in rule_groups(pf):
         for i, raw in enumerate(raws):
             rid = raw.get("id") if isinstance(raw, dict) else None
             if not isinstance(rid, str):
@@ -526,7 +380,8 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
         for kind in FILE_KINDS:
             path = folder / f"{kind}.yaml"
             if not path.is_file():
-                if folder == folders[0] and folder in check:
+                # concepts are optional: a locale may write its rules with templates only
+                if kind != "concepts" and folder == folders[0] and folder in check:
                     findings.append(
                         Finding(
                             str(folder),

@@ -67,6 +67,13 @@ class RuleSpec:
     line: int
     phrase_lines: tuple[int, ...] = ()
     pattern_lines: tuple[int, ...] = ()
+    # rule language 2 (schema_version 2): ``phrases`` holds the ``templates`` and
+    # ``patterns`` the ``regex`` escape hatch, so code reading either keeps working
+    when: dict[str, Any] | None = None
+    when_line: int = 0
+    priority: int = 0
+    reads_pasted: bool = False
+    version: int = 1
 
 
 @dataclass
@@ -82,6 +89,7 @@ class LocaleData:
     stopwords: set[str] = field(default_factory=set)
     files: list[PackFile] = field(default_factory=list)
     info: LocaleInfo | None = None  # the facts of locale.yaml
+    concepts: dict[str, Any] = field(default_factory=dict)  # name -> compiler.ConceptSpec
 
     def active_rules(self) -> list[RuleSpec]:
         """Rules that take part in routing (enabled and not disabled by an extension)."""
@@ -98,12 +106,19 @@ def _entry_point_dirs() -> list[Path]:
             target: Any = ep.load()
             if callable(target):
                 target = target()
-            out.append(Path(target))
+            folder = Path(target)
         except Exception as exc:  # a broken third-party pack must say so, not vanish
             raise PackError(
                 f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} failed "
                 f"to load: {exc}; fix or uninstall the distribution that provides it"
             ) from exc
+        if not folder.is_dir():
+            raise PackError(
+                f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} names the "
+                f"pack folder {str(folder)!r}, which does not exist; the distribution that "
+                "provides it is incomplete: reinstall or uninstall it"
+            )
+        out.append(folder)
     return out
 
 
@@ -192,12 +207,16 @@ def _rule_from(
     pf: PackFile, raw: dict[str, Any], base: tuple[str | int, ...], code: str, category: str | None
 ) -> RuleSpec:
     examples = raw.get("examples") or {}
-    phrases = tuple(raw.get("phrases") or ())
-    patterns = tuple(raw.get("patterns") or ())
+    v2 = pf.data.get("schema_version") == 2
+    pkey, rkey = ("templates", "regex") if v2 else ("phrases", "patterns")
+    phrases = tuple(raw.get(pkey) or ())
+    patterns = tuple(raw.get(rkey) or ())
+    if v2 and pf.kind == "refusal":
+        category = raw.get("category")
     return RuleSpec(
         id=raw["id"],
         locale=code,
-        section="refusal" if category else "overview",
+        section="refusal" if pf.kind == "refusal" else "overview",
         category=category,
         topic=raw.get("topic"),
         about=raw.get("about", ""),
@@ -208,8 +227,13 @@ def _rule_from(
         enabled=bool(raw.get("enabled", True)),
         path=str(pf.path),
         line=pf.line(base),
-        phrase_lines=_lines_of(pf, base, "phrases", len(phrases)),
-        pattern_lines=_lines_of(pf, base, "patterns", len(patterns)),
+        phrase_lines=_lines_of(pf, base, pkey, len(phrases)),
+        pattern_lines=_lines_of(pf, base, rkey, len(patterns)),
+        when=raw.get("when") if v2 else None,
+        when_line=pf.line((*base, "when")),
+        priority=int(raw.get("priority") or 0),
+        reads_pasted=bool(raw.get("reads_pasted", False)),
+        version=2 if v2 else 1,
     )
 
 
@@ -226,7 +250,9 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
     if pf.kind in ("refusal", "overview"):
         index = {(r.section, r.id): i for i, r in enumerate(data.rules)}
         groups: list[tuple[str | None, list[Any], tuple[str]]]
-        if pf.kind == "refusal":
+        if pf.kind == "refusal" and d.get("schema_version") == 2:
+            groups = [("", d.get("rules") or [], ("rules",))]  # category per rule
+        elif pf.kind == "refusal":
             groups = [(c, d.get(c) or [], (c,)) for c in REFUSAL_CATEGORIES]
         else:
             groups = [(None, d.get("rules") or [], ("rules",))]
@@ -240,6 +266,25 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
                     index[rkey] = len(data.rules)
                     data.rules.append(rule)
         data.disabled.update(disabled)
+    elif pf.kind == "concepts":
+        from guardlex.rules.compiler import ConceptSpec
+
+        for name, raw in (d.get("concepts") or {}).items():
+            base = ("concepts", name)
+            terms = tuple(str(t) for t in raw.get("terms") or ())
+            ex = raw.get("examples") or {}
+            data.concepts[name] = ConceptSpec(
+                name=name,
+                about=str(raw.get("about") or ""),
+                terms=terms,
+                path=str(pf.path),
+                line=pf.line(base),
+                term_lines=_lines_of(pf, base, "terms", len(terms)),
+                match=tuple(ex.get("match") or ()),
+                no_match=tuple(ex.get("no_match") or ()),
+            )
+        for name in disabled:
+            data.concepts.pop(name, None)
     elif pf.kind == "stopwords":
         data.stopwords.update(d.get("words") or ())
         data.stopwords.difference_update(disabled)
@@ -311,6 +356,10 @@ def load_locale(code: str, folders: Sequence[Path], *, strict: bool = True) -> L
                     raise PackError(
                         f"malformed content ({exc}); run 'guardlex lint'", str(pf.path)
                     ) from exc
+    if strict:
+        from guardlex.rules.checks import check_locale
+
+        check_locale(data)
     return data
 
 
@@ -340,8 +389,8 @@ def fingerprint(folders: Iterable[Path], extra: Iterable[str] = ()) -> str:
     """A hash of every pack file's bytes plus ``extra`` (used as the cache key)."""
     h = hashlib.sha256()
     for folder in folders:
-        for kind in FILE_KINDS:
-            p = folder / f"{kind}.yaml"
+        for name in [f"{k}{x}.yaml" for k in FILE_KINDS for x in ("", ".generated")]:
+            p = folder / name
             if p.is_file():
                 h.update(str(p).encode())
                 h.update(b"\0")
