@@ -7,11 +7,14 @@ API, and in `guardlex ask` one line on stderr (and a non-zero exit for a model e
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from guardlex.cli import main
 from guardlex.errors import GuardlexError
@@ -573,3 +576,151 @@ def test_the_question_with_the_title_is_routed_again_and_refusal_wins(tiny_store
     a = r.ask("tell me more about the second one", previous="Which?", previous_answer=prev)
     assert a.code == "REFUSED" and a.trace[-1] == "REFUSED:meta"
     assert model.prompts == [] and a.text == "REFUSAL-TEXT-en"
+
+
+# ------------------------------------------------------------ `guardlex index` stays inside
+
+
+def _site(tmp_path: Path) -> Path:
+    folder = tmp_path / "site"
+    (folder / "intro").mkdir(parents=True)
+    (folder / "api").mkdir()
+    (folder / "intro" / "index.md").write_text(
+        "# Introduction\n\nAna Ruiz restores medieval manuscripts for the city archive.\n",
+        encoding="utf-8",
+    )
+    (folder / "api" / "index.md").write_text(
+        "# Reference\n\nThe archive catalogue lists every parchment by shelf mark.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_links_out_of_the_folder_are_skipped_with_a_message(tmp_path: Path, capsys) -> None:
+    from guardlex.runner.corpus import load_folder
+
+    folder = _site(tmp_path)
+    secret = tmp_path / "credentials.md"
+    secret.write_text("# Keys\n\naws_secret_access_key = SECRET-42\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "more.md").write_text("# More\n\nSECRET-43 lives here.\n", encoding="utf-8")
+    (folder / "creds.md").symlink_to(secret)
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    (folder / "broken.md").symlink_to(tmp_path / "nowhere.md")
+    (folder / "inside.md").symlink_to(folder / "intro" / "index.md")  # inside: allowed
+    skipped: list[tuple[Path, str]] = []
+    site = load_folder(folder, on_skip=lambda p, why: skipped.append((p, why)))
+    text = " ".join(c.text for c in site.chunks)
+    assert "SECRET" not in text
+    assert {p.name for p, _ in skipped} == {"creds.md", "linked", "broken.md"}
+    assert any("outside" in why for _, why in skipped)
+    store = tmp_path / "s.sqlite"
+    assert main(["index", str(folder), "--store", str(store), "-q"]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("guardlex: warning:")]
+    assert len(warnings) == 3 and any("creds.md" in w and "outside" in w for w in warnings)
+
+
+def test_same_file_names_in_two_folders_are_two_documents(tmp_path: Path) -> None:
+    from guardlex.runner.corpus import load_folder
+
+    site = load_folder(_site(tmp_path))
+    assert {c.doc_id for c in site.chunks} == {"intro-index", "api-index"}
+
+
+@pytest.mark.parametrize(
+    ("files", "needle"),
+    [
+        (
+            {
+                "a.md": "---\nid: same\n---\n# A\n\ntext a\n",
+                "b.md": "---\nid: same\n---\n# B\n\nb\n",
+            },
+            "duplicate chunk id 'en/same/1'",
+        ),
+        (
+            {
+                "r1.yaml": "records:\n  - {id: pos-1, kind: position, title: A, start: '2020'}\n",
+                "r2.yaml": "records:\n  - {id: pos-1, kind: position, title: B, start: '2021'}\n",
+            },
+            "duplicate record id 'pos-1'",
+        ),
+        ({"a.md": "---\nx: &a [1, 2]\ny: *a\n---\n# A\n\ntext\n"}, "aliases"),
+        ({"a.md": "---\n[1, 2]\n---\n# A\n\ntext\n"}, "front matter must be a mapping"),
+        ({"s.yaml": "locale: en\nowner: {names: 5}\ndocuments: []\n"}, "owner.names"),
+        (
+            {"r.yaml": "records:\n  - {id: p, kind: position, title: A, summary: [1]}\n"},
+            "'summary'",
+        ),
+    ],
+)
+def test_index_mistakes_are_one_line_naming_the_files(
+    tmp_path: Path, capsys, files: dict[str, str], needle: str
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "ok.md").write_text("# Fine\n\nA fine document about parchment.\n", "utf-8")
+    rc = main(["index", str(folder), "--store", str(tmp_path / "s.sqlite"), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and err.count("\n") == 0 and err.startswith("guardlex: error:")
+    assert needle in err
+    if len(files) == 2:
+        assert all(name in err for name in files)  # both files are named
+
+
+_yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "title",
+                    "text",
+                    "chunks",
+                    "documents",
+                    "records",
+                    "locale",
+                    "owner",
+                    "names",
+                    "kind",
+                    "date",
+                    "start",
+                    "end",
+                    "summary",
+                    "current",
+                    "name",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=_yaml_values, front=st.booleans())
+def test_any_document_is_indexed_or_refused_with_a_corpus_error(
+    tmp_path_factory, data: object, front: bool
+) -> None:
+    import yaml
+
+    from guardlex.runner.corpus import load_folder
+    from guardlex.runner.errors import CorpusError
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    text = yaml.safe_dump(data, allow_unicode=True)
+    if front:
+        (folder / "doc.md").write_text(f"---\n{text}---\n# T\n\nbody text\n", "utf-8")
+    else:
+        (folder / "doc.yaml").write_text(text, "utf-8")
+    with contextlib.suppress(CorpusError):
+        load_folder(folder)

@@ -109,7 +109,9 @@ def _run(args: argparse.Namespace) -> int:
             args.store,
             embedder,
             progress=lambda n, total: bar2.update(n, total),
-            meta=index_meta(args.site or Path(args.path).resolve().name, args.owner, site, embedder),
+            meta=index_meta(
+                args.site or Path(args.path).resolve().name, args.owner, site, embedder
+            ),
         )
     except OSError as exc:
         raise RunnerError(f"{args.store}: cannot write the store: {exc.strerror or exc}") from exc

@@ -6,6 +6,7 @@ The format is defined in ``docs/corpus.md``. Everything here is read with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -92,9 +93,28 @@ class Site:
 Progress = Callable[[int, int, str], None]
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``).
+
+    A document is untrusted text: a few lines of nested aliases expand to gigabytes (the
+    "billion laughs"), and no guardlex document needs them.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in documents", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def _safe_load(text: str, where: str) -> Any:
+    """``yaml.safe_load`` without aliases; a mistake is a :class:`CorpusError` with a line."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_NoAliasLoader)
+    except RecursionError as exc:
+        raise CorpusError(f"{where}: invalid YAML: nested too deeply") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -140,7 +160,10 @@ def parse_site_file(data: Any, where: str) -> tuple[str, tuple[str, ...], list[C
     if isinstance(owner, Mapping):
         if owner.get("name"):
             names.append(str(owner["name"]))
-        names += [str(n) for n in owner.get("names") or () if str(n) not in names]
+        more = owner.get("names") or ()
+        if not isinstance(more, list):
+            raise CorpusError(f"{where}: 'owner.names' must be a list of names")
+        names += [str(n) for n in more if str(n) not in names]
     docs = data.get("documents")
     if not isinstance(docs, list):
         raise CorpusError(f"{where}: 'documents' must be a list")
@@ -198,6 +221,8 @@ def parse_records(data: Any, where: str) -> list[Record]:
             summary = {"en": summary}
         if not isinstance(title, Mapping) or "en" not in title:
             raise CorpusError(f"{rwhere} ({r['id']}): 'title' needs at least an 'en' entry")
+        if not isinstance(summary, Mapping):
+            raise CorpusError(f"{rwhere} ({r['id']}): 'summary' must be text or a mapping")
         out.append(
             Record(
                 id=str(r["id"]),
@@ -213,19 +238,38 @@ def parse_records(data: Any, where: str) -> list[Record]:
 
 
 def _merge(
-    parts: Iterable[tuple[str, tuple[str, ...], list[Chunk]]], records: list[Record]
+    parts: Iterable[tuple[str, tuple[str, ...], list[Chunk]]],
+    records: list[Record],
+    part_origins: Iterable[str] | None = None,
+    record_origins: Iterable[str] | None = None,
 ) -> Site:
-    seen: set[str] = set()
+    """One site from parsed files. Two chunks or two records with one id are an error
+    naming both files (``*_origins``: the file of each part and of each record)."""
+    parts = list(parts)
+    p_from = list(part_origins) if part_origins is not None else ["?"] * len(parts)
+    r_from = list(record_origins) if record_origins is not None else ["?"] * len(records)
+    seen: dict[str, str] = {}
     chunks: list[Chunk] = []
     owners: dict[str, tuple[str, ...]] = {}
-    for locale, names, cs in parts:
+    for (locale, names, cs), origin in zip(parts, p_from, strict=True):
         if names:
             owners[locale] = names
         for c in cs:
             if c.id in seen:
-                raise CorpusError(f"duplicate chunk id {c.id!r}")
-            seen.add(c.id)
+                other = seen[c.id]
+                where = f"{origin} and {other}" if other != origin else origin
+                raise CorpusError(
+                    f"duplicate chunk id {c.id!r} ({where}): give one of the documents another 'id'"
+                )
+            seen[c.id] = origin
             chunks.append(c)
+    rseen: dict[str, str] = {}
+    for rec, origin in zip(records, r_from, strict=True):
+        if rec.id in rseen:
+            other = rseen[rec.id]
+            where = f"{origin} and {other}" if other != origin else origin
+            raise CorpusError(f"duplicate record id {rec.id!r} ({where}): record ids must differ")
+        rseen[rec.id] = origin
     return Site(tuple(chunks), tuple(records), owners)
 
 
@@ -233,6 +277,7 @@ def sample_site() -> Site:
     """The bundled sample site (a fictional owner) from ``guardlex/corpus/site/``."""
     root = resources.files("guardlex.corpus").joinpath("site")
     parts = []
+    origins: list[str] = []
     records: list[Record] = []
     for entry in sorted(root.iterdir(), key=lambda p: p.name):
         if not entry.name.endswith(".yaml"):
@@ -243,9 +288,10 @@ def sample_site() -> Site:
             records = parse_records(data, where)
         else:
             parts.append(parse_site_file(data, where))
+            origins.append(where)
     if not parts:
         raise CorpusError("the sample site is missing from guardlex/corpus/site/")
-    return _merge(parts, records)
+    return _merge(parts, records, origins, ["corpus/site/records.yaml"] * len(records))
 
 
 def sample_site_fingerprint() -> str:
@@ -331,12 +377,15 @@ def _cut(text: str, max_words: int) -> list[str]:
     return [text[i : i + step] for i in range(0, len(text), step)]
 
 
-def parse_markdown(text: str, path: Path, locale: str) -> tuple[str, tuple[str, ...], list[Chunk]]:
+def parse_markdown(
+    text: str, path: Path, locale: str, default_id: str | None = None
+) -> tuple[str, tuple[str, ...], list[Chunk]]:
     """One Markdown file -> chunks split on headings and paragraphs.
 
     Optional front matter (``---`` YAML ``---``) may give ``id``, ``title``, ``date``,
-    ``kind`` and ``locale``; otherwise the id is the file name and the title the first
-    heading.
+    ``kind`` and ``locale``; otherwise the id is ``default_id`` (in a folder: the file's
+    path inside it, so ``intro/index.md`` and ``api/index.md`` differ) or the file name,
+    and the title the first heading.
     """
     meta: Mapping[str, Any] = {}
     m = _FRONT_RE.match(text, timeout=REGEX_TIMEOUT)
@@ -347,7 +396,7 @@ def parse_markdown(text: str, path: Path, locale: str) -> tuple[str, tuple[str, 
         meta = loaded or {}
         text = text[m.end() :]
     loc = str(meta.get("locale") or locale)
-    doc_id = _slug(str(meta.get("id") or path.stem))
+    doc_id = _slug(str(meta.get("id") or default_id or path.stem))
     sections: list[tuple[str, list[str]]] = [("", [])]
     title = str(meta.get("title") or "")
     for line in text.splitlines():
@@ -381,30 +430,76 @@ def _slug(text: str) -> str:
     return slug or "doc"
 
 
-def document_files(root: Path) -> list[Path]:
-    """The Markdown and YAML files under ``root`` (sorted, hidden files skipped)."""
+#: Called with (path, reason) for every file or folder ``guardlex index`` leaves out.
+Skipped = Callable[[Path, str], None]
+
+_DOC_EXTS = {".md", ".markdown", ".yaml", ".yml"}
+
+
+def document_files(root: Path, on_skip: Skipped | None = None) -> list[Path]:
+    """The Markdown and YAML files under ``root`` (sorted, hidden files skipped).
+
+    Indexing stays inside ``root``: a link (file or folder) is never followed out of it.
+    A symbolic link whose target lies outside ``root`` is left out and reported to
+    ``on_skip``; so is a linked folder (never descended into: its files are either
+    outside or already read). ``root`` itself may be a link or a single file.
+    """
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise CorpusError(f"{root}: no such file or folder")
-    exts = {".md", ".markdown", ".yaml", ".yml"}
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.suffix.lower() in exts
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    real_root = root.resolve()
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        keep = []
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                continue
+            if (here / d).is_symlink():
+                if on_skip is not None:
+                    on_skip(here / d, "a linked folder (links are not followed)")
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            path = here / name
+            if name.startswith(".") or path.suffix.lower() not in _DOC_EXTS:
+                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    if on_skip is not None:
+                        on_skip(path, "a broken link")
+                    continue
+                if not target.is_relative_to(real_root):
+                    if on_skip is not None:
+                        on_skip(path, f"a link to a file outside {root}")
+                    continue
+            if path.is_file():
+                found.append(path)
+    return sorted(found)
+
+
+def _default_id(root: Path, path: Path) -> str:
+    """A document's id when it gives none: its path inside the folder, without suffix."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return path.stem
+    return rel.with_suffix("").as_posix() if rel.parts else path.stem
 
 
 def iter_folder(
-    root: Path, default_locale: str = "en"
+    root: Path, default_locale: str = "en", on_skip: Skipped | None = None
 ) -> Iterator[tuple[Path, tuple[str, tuple[str, ...], list[Chunk]] | list[Record]]]:
     """Parse each document file under ``root``; yields (path, parsed) in file order."""
-    for path in document_files(root):
+    for path in document_files(root, on_skip):
         text = _read_text(path)
+        default_id = _slug(_default_id(root, path)) if root.is_dir() else None
         if path.suffix.lower() in (".md", ".markdown"):
-            yield path, parse_markdown(text, path, default_locale)
+            yield path, parse_markdown(text, path, default_locale, default_id)
             continue
         data = _safe_load(text, str(path))
         if isinstance(data, Mapping) and "records" in data and "documents" not in data:
@@ -414,7 +509,7 @@ def iter_folder(
                 data = {**data, "locale": default_locale}
             yield path, parse_site_file(data, str(path))
         elif isinstance(data, Mapping) and ("text" in data or "chunks" in data):
-            doc = {"id": data.get("id") or path.stem, **data}
+            doc = {**data, "id": data.get("id") or default_id or path.stem}
             site = {"locale": data.get("locale") or default_locale, "documents": [doc]}
             yield path, parse_site_file(site, str(path))
         else:
@@ -424,18 +519,39 @@ def iter_folder(
             )
 
 
-def load_folder(root: Path, default_locale: str = "en", progress: Progress | None = None) -> Site:
-    """Read a folder of Markdown or YAML documents supplied by a user."""
-    files = document_files(root)
+def load_folder(
+    root: Path,
+    default_locale: str = "en",
+    progress: Progress | None = None,
+    on_skip: Skipped | None = None,
+) -> Site:
+    """Read a folder of Markdown or YAML documents supplied by a user.
+
+    ``on_skip(path, reason)`` hears of every link left out (see :func:`document_files`).
+    Any mistake in a document is a :class:`CorpusError` naming the file.
+    """
+    skipped: list[tuple[Path, str]] = []
+
+    def note(path: Path, reason: str) -> None:
+        if (path, reason) not in skipped:
+            skipped.append((path, reason))
+            if on_skip is not None:
+                on_skip(path, reason)
+
+    files = document_files(root, note)
     if not files:
         raise CorpusError(f"{root}: no Markdown (.md) or YAML (.yaml, .yml) documents found")
     parts = []
+    origins: list[str] = []
     records: list[Record] = []
-    for n, (path, parsed) in enumerate(iter_folder(root, default_locale), start=1):
+    record_origins: list[str] = []
+    for n, (path, parsed) in enumerate(iter_folder(root, default_locale, note), start=1):
         if isinstance(parsed, list):
             records.extend(parsed)
+            record_origins += [str(path)] * len(parsed)
         else:
             parts.append(parsed)
+            origins.append(str(path))
         if progress is not None:
             progress(n, len(files), str(path))
-    return _merge(parts, records)
+    return _merge(parts, records, origins, record_origins)
