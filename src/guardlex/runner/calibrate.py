@@ -128,7 +128,8 @@ def recommend(
     need = math.ceil(keep * len(answerable) - 1e-9)
     best: tuple[int, int] | None = None
     chosen: list[tuple[float, float]] = []
-    for lo, hi in itertools.pairwise(values):
+    # (0, 0] stands for t = 0 exactly (keeps everything); then each (lo, hi]
+    for lo, hi in [(0.0, 0.0), *itertools.pairwise(values)]:
         t = hi  # any threshold in (lo, hi] behaves like hi
         kept = sum(1 for v in answerable if v >= t)
         stopped = sum(1 for v in no_evidence if v < t)
@@ -143,7 +144,7 @@ def recommend(
         return None, None
     lo, hi = chosen[0][0], chosen[-1][1]
     mid = round((lo + hi) / 2, 3)
-    if not lo < mid <= hi:  # rounding pushed it out of the range
+    if not (lo < mid <= hi or mid == lo == hi):  # rounding pushed it out of the range
         mid = hi
     return mid, (lo, hi)
 
