@@ -20,6 +20,7 @@ COMMANDS = (
     "route",
     "first_person",
     "lint",
+    "new_locale",
     "gate",
     "audit",
     "index",
