@@ -7,7 +7,15 @@ in their API is a one-line fix here rather than a hunt through the pipeline.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,6 +175,8 @@ class GateEvent:
     reason: str | None = None
     message: str = ""
     withheld: str = ""
+    #: The source numbers a released sentence cited (its markers, stripped from ``text``).
+    markers: tuple[int, ...] = ()
 
 
 class GateAdapter:
@@ -190,21 +200,30 @@ class GateAdapter:
 
     def stream(self, chunks: Iterable[str]) -> Iterator[GateEvent]:
         for ev in self._gate.stream(chunks):
-            kind = str(_field(ev, "kind") or "released")
-            if kind == "released":
-                yield GateEvent("released", str(_field(ev, "text") or ""))
-            elif kind in ("stopped", "stop"):
-                yield GateEvent(
-                    "stop",
-                    reason=str(_field(ev, "reason") or "unknown"),
-                    message=str(_field(ev, "message") or ""),
-                    withheld=str(_field(ev, "sentence") or ""),
-                )
-            elif kind == "truncated":
-                yield GateEvent(
-                    "truncated",
-                    message=str(_field(ev, "message") or ""),
-                    withheld=str(_field(ev, "withheld") or ""),
-                )
-            else:  # pragma: no cover - an event kind this runner does not know
-                yield GateEvent(kind, str(_field(ev, "text") or ""))
+            yield _gate_event(ev)
+
+    async def astream(self, chunks: AsyncIterable[str]) -> AsyncIterator[GateEvent]:
+        """The async variant of :meth:`stream` (``SentenceGate.astream``)."""
+        async for ev in self._gate.astream(chunks):
+            yield _gate_event(ev)
+
+
+def _gate_event(ev: Any) -> GateEvent:
+    kind = str(_field(ev, "kind") or "released")
+    if kind == "released":
+        markers = tuple(int(n) for n in (_field(ev, "markers") or ()))
+        return GateEvent("released", str(_field(ev, "text") or ""), markers=markers)
+    if kind in ("stopped", "stop"):
+        return GateEvent(
+            "stop",
+            reason=str(_field(ev, "reason") or "unknown"),
+            message=str(_field(ev, "message") or ""),
+            withheld=str(_field(ev, "sentence") or ""),
+        )
+    if kind == "truncated":
+        return GateEvent(
+            "truncated",
+            message=str(_field(ev, "message") or ""),
+            withheld=str(_field(ev, "withheld") or ""),
+        )
+    return GateEvent(kind, str(_field(ev, "text") or ""))  # pragma: no cover - unknown kind

@@ -9,7 +9,7 @@ and no model client: both are built lazily, on first use.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -306,6 +306,19 @@ class Runner:
                 answer = item
         assert answer is not None
         return answer
+
+    async def aask(self, question: str, **kwargs: Any) -> Answer:
+        """The async :meth:`ask` (``guardlex.runner.aio``): same arguments, same answer."""
+        from guardlex.runner.aio import aask
+
+        return await aask(self, question, **kwargs)
+
+    def astream(self, question: str, **kwargs: Any) -> AsyncIterator[str | Answer]:
+        """The async :meth:`stream`: closing it (or cancelling its task) closes the model's
+        stream; the call's cost is recorded either way (``guardlex.runner.aio``)."""
+        from guardlex.runner.aio import astream
+
+        return astream(self, question, **kwargs)
 
     def stream(
         self,

@@ -1,0 +1,818 @@
+"""The async runner: ``Runner.astream`` / ``Runner.aask`` and an async model client.
+
+Same semantics as the synchronous :meth:`Runner.stream` (route -> refusal -> overview or
+retrieval -> threshold -> budget -> model -> sentence gate), sharing its code:
+
+- the steps before the model (rate limit, routing, overview records, follow-ups,
+  retrieval, the threshold) are :meth:`Runner.stream` itself, run in a worker thread
+  (they are CPU and database work) up to the point where it would call the model;
+- the budget reservation and the settlement are the runner's own ``ledger.reserve`` and
+  ``Runner._settle`` (reservation, cut at the reserved bound, always settled);
+- the model stream and the sentence gate run on the event loop: a gate stop, a reader
+  who leaves (the async generator is closed or its task cancelled) or the turn's
+  deadline closes the provider's stream at once.
+
+:func:`turn_events` yields typed :class:`TurnEvent` values (what the HTTP server sends);
+``astream`` maps them onto the pieces and the :class:`Answer` of the synchronous API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from guardlex.runner import _engine
+from guardlex.runner.costs import utf8_tokens
+from guardlex.runner.errors import ModelError, ModelUnavailableError
+from guardlex.runner.models import (
+    DEFAULT_TURN_DEADLINE,
+    MAX_EVENT_BYTES,
+    MAX_STREAM_BYTES,
+    Model,
+    ModelStream,
+    Prompt,
+    ScriptedModel,
+    Usage,
+    _reason,
+    check_endpoint,
+    read_event,
+    safe_url,
+)
+from guardlex.runner.pipeline import (
+    ANSWERED,
+    BUDGET_EXHAUSTED,
+    GATE_STOP,
+    LEDGER_UNAVAILABLE,
+    MODEL_ERROR,
+    MODEL_ERROR_MESSAGE,
+    MODEL_NO_ANSWER,
+    NO_ANSWER_TOKEN,
+    OUTPUT_CAPPED,
+    REFUSED,
+    TRUNCATED,
+    Answer,
+    Runner,
+    Source,
+)
+
+# ---------------------------------------------------------------- events
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One step of a turn, as the reader (or the operator) should learn of it.
+
+    ``kind``:
+
+    - ``route``: the routing decision (``route``: the pack's route object; ``locale``);
+    - ``sources``: the numbered sources handed to the model (``sources``);
+    - ``sentence``: a released sentence (``text``, markers stripped; ``markers``);
+    - ``stop``: the gate stopped the answer (``reason``; ``message``: the fixed text);
+    - ``truncated``: the stream ended mid-sentence (``message``);
+    - ``refused``: a refusal (``message``; the category is on the answer);
+    - ``message``: another fixed text (below threshold, budget, model error, rate limit;
+      ``code`` says which);
+    - ``answer``: the final :class:`Answer` (always last).
+
+    ``text`` is exactly the piece :meth:`Runner.stream` would yield for this event (a
+    stop or truncation notice after released text starts with a blank line).
+    """
+
+    kind: str
+    text: str = ""
+    message: str = ""
+    markers: tuple[int, ...] = ()
+    reason: str | None = None
+    code: str | None = None
+    locale: str | None = None
+    route: Any = None
+    sources: tuple[Source, ...] = ()
+    answer: Answer | None = None
+
+
+# ---------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class _Generate:
+    """Where :meth:`Runner.stream` would call the model: the arguments of ``_generate``."""
+
+    args: tuple[Any, ...]
+
+
+class _RecordingPacks:
+    """The runner's packs, keeping the last full route (for its evidence)."""
+
+    def __init__(self, packs: _engine.PackView) -> None:
+        self._view = packs
+        self.routes: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._view, name)
+
+    def route(self, text: str, previous: str | None = None) -> _engine.RouteInfo:
+        raw = self._view.packs.route(text, previous=previous)
+        self.routes.append(raw)
+        return _engine.RouteInfo(
+            kind=raw.kind,
+            category=raw.category,
+            locale=raw.locale,
+            rule_id=raw.rule_id,
+            topic=raw.topic,
+        )
+
+
+class _Planner:
+    """The runner as :meth:`Runner.stream` sees it, except that calling the model hands
+    back a :class:`_Generate` instead: every step before it is the runner's own code."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+        self.packs = _RecordingPacks(runner.packs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+    def _generate(self, *args: Any) -> Iterator[Any]:
+        yield _Generate(args)
+
+
+@dataclass
+class _Plan:
+    final: Answer | None
+    generate: _Generate | None
+    routes: list[Any]
+
+
+def _plan(runner: Runner, question: str, kwargs: dict[str, Any]) -> _Plan:
+    planner = _Planner(runner)
+    final: Answer | None = None
+    generate: _Generate | None = None
+    for item in Runner.stream(cast(Runner, planner), question, **kwargs):
+        if isinstance(item, _Generate):
+            generate = item
+        elif isinstance(item, Answer):
+            final = item
+    return _Plan(final, generate, planner.packs.routes)
+
+
+# ---------------------------------------------------------------- async models
+
+
+class AsyncModelStream(Protocol):
+    """A cancellable async stream of text pieces (see :class:`ModelStream`)."""
+
+    def __aiter__(self) -> AsyncIterator[str]: ...
+
+    def cancel(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    @property
+    def received(self) -> str: ...
+
+    @property
+    def usage(self) -> Usage | None: ...
+
+    @property
+    def cancelled(self) -> bool: ...
+
+
+class _SyncStream:
+    """A synchronous :class:`ModelStream` read from async code.
+
+    The scripted models compute their pieces up front, so they are read on the event
+    loop (yielding to it between pieces); any other synchronous model is read in a
+    worker thread, one piece at a time, so its network reads never block the loop.
+    """
+
+    def __init__(self, stream: ModelStream, inline: bool) -> None:
+        self._stream = stream
+        self._it = iter(stream)
+        self._inline = inline
+        self._closed = False
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._pieces()
+
+    async def _pieces(self) -> AsyncIterator[str]:
+        end = object()
+        while not self._stream.cancelled:
+            if self._inline:
+                piece: Any = next(self._it, end)
+                await asyncio.sleep(0)
+            else:
+                piece = await asyncio.to_thread(next, self._it, end)
+            if piece is end:
+                return
+            yield piece
+
+    def cancel(self) -> None:
+        self._stream.cancel()
+
+    async def aclose(self) -> None:
+        self._stream.cancel()
+        close = getattr(self._it, "close", None)
+        if callable(close) and self._inline:
+            with contextlib.suppress(Exception):
+                close()
+
+    @property
+    def received(self) -> str:
+        return self._stream.received
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._stream.usage
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stream.cancelled
+
+
+async def open_stream(model: Any, prompt: Prompt) -> AsyncModelStream:
+    """``model``'s stream for ``prompt``: its own ``astream`` when it has one."""
+    astream = getattr(model, "astream", None)
+    if callable(astream):
+        return cast(AsyncModelStream, await astream(prompt))
+    if isinstance(model, ScriptedModel):
+        return _SyncStream(model.stream(prompt), inline=True)
+    stream = await asyncio.to_thread(model.stream, prompt)
+    return _SyncStream(stream, inline=False)
+
+
+class _AsyncSseStream:
+    """Server-sent events of ``/chat/completions`` read with httpx, under a deadline.
+
+    The same checks as the synchronous client (:func:`read_event`, line and stream
+    size limits); the deadline bounds the whole turn, so a server that drips one byte
+    at a time is cut when it passes. ``cancel`` (sync, from the gate) marks the stream;
+    ``aclose`` closes the connection, so the provider stops generating.
+    """
+
+    def __init__(
+        self,
+        response: Any,
+        url: str,
+        *,
+        deadline: float,
+        started: float,
+        scrub: Callable[[str], str],
+    ) -> None:
+        self._resp = response
+        self._url = url
+        self._deadline = deadline
+        self._started = started
+        self._scrub = scrub
+        self._received: list[str] = []
+        self._usage: Usage | None = None
+        self._cancelled = False
+        self._closed = False
+
+    def _error(self, message: str, cls: type[ModelError] = ModelError, **kw: Any) -> ModelError:
+        return cls(self._scrub(message), **kw)
+
+    def _remaining(self) -> float:
+        return self._deadline - (time.monotonic() - self._started)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._pieces()
+
+    async def _lines(self) -> AsyncIterator[bytes]:
+        raw = self._resp.aiter_raw().__aiter__()
+        buf = b""
+        total = 0
+        while not self._cancelled:
+            remaining = self._remaining()
+            if remaining <= 0:
+                raise self._error(
+                    f"the model stream passed the turn's deadline of {self._deadline:g} s"
+                )
+            try:
+                chunk = await asyncio.wait_for(raw.__anext__(), remaining)
+            except StopAsyncIteration:
+                if buf:
+                    yield buf
+                return
+            except asyncio.TimeoutError:
+                raise self._error(
+                    f"the model stream passed the turn's deadline of {self._deadline:g} s"
+                ) from None
+            except Exception as exc:  # httpx.ReadError, RemoteProtocolError, ...
+                if self._cancelled:
+                    return
+                if not self._received:
+                    raise self._error(
+                        f"no answer from the model endpoint {self._url}: {_reason(exc)}",
+                        ModelUnavailableError,
+                        billable=True,
+                    ) from exc
+                raise self._error(f"model stream broke: {_reason(exc)}") from exc
+            total += len(chunk)
+            if total > MAX_STREAM_BYTES:
+                raise self._error(f"the model stream is over {MAX_STREAM_BYTES} bytes")
+            buf += chunk
+            while True:
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    break
+                line, buf = buf[: nl + 1], buf[nl + 1 :]
+                if len(line) > MAX_EVENT_BYTES:
+                    raise self._error(
+                        f"an event line of the model stream is over {MAX_EVENT_BYTES} bytes"
+                    )
+                yield line
+            if len(buf) > MAX_EVENT_BYTES:
+                raise self._error(
+                    f"an event line of the model stream is over {MAX_EVENT_BYTES} bytes"
+                )
+
+    async def _pieces(self) -> AsyncIterator[str]:
+        seen = False
+        try:
+            async for line in self._lines():
+                text = line.decode("utf-8", errors="replace").strip()
+                if not text.startswith("data:"):
+                    continue  # comments, event names, keep-alives
+                data = text[5:].strip()
+                seen = True
+                if data == "[DONE]":
+                    return
+                try:
+                    event = json.loads(data)
+                except (ValueError, RecursionError) as exc:
+                    raise self._error(f"malformed event from the model: {data[:80]!r}") from exc
+                pieces, usage = read_event(event, self._error)
+                if usage is not None:
+                    self._usage = usage
+                for piece in pieces:
+                    self._received.append(piece)
+                    yield piece
+                    if self._cancelled:
+                        return
+            if not seen and not self._cancelled:
+                raise self._error(
+                    f"the model endpoint {self._url} closed the stream without any event"
+                )
+        finally:
+            await self.aclose()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    async def aclose(self) -> None:
+        self._cancelled = True
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(Exception):
+                await self._resp.aclose()
+
+    @property
+    def received(self) -> str:
+        return "".join(self._received)
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._usage
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+
+def _require_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ModelError(
+            "the async OpenAI-compatible client needs httpx: pip install 'guardlex[serve]'"
+        ) from exc
+    return httpx
+
+
+class AsyncOpenAIChatModel:
+    """An async client for an OpenAI-compatible ``/chat/completions`` endpoint (httpx).
+
+    Like :class:`~guardlex.runner.models.OpenAIChatModel`: redirects are never followed
+    (the request carries the API key), the key is scrubbed from every error message,
+    ``timeout`` bounds the connect and each read and ``deadline`` the whole turn.
+    ``max_connections`` bounds the connections to the provider this client keeps open.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        temperature: float = 0.0,
+        deadline: float = DEFAULT_TURN_DEADLINE,
+        max_connections: int = 100,
+    ) -> None:
+        check_endpoint(base_url, api_key)
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.name = f"openai:{model}"
+        self._api_key = api_key
+        self.timeout = timeout
+        self.deadline = deadline
+        self.temperature = temperature
+        self.max_connections = max_connections
+        self._client: Any = None
+        self._loop: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"AsyncOpenAIChatModel({safe_url(self.base_url)!r}, {self.model!r})"
+
+    def _scrub(self, message: str) -> str:
+        key = self._api_key
+        if key:
+            message = message.replace(key, "[key]")
+        return " ".join(message.split())
+
+    def _http(self) -> Any:
+        httpx = _require_httpx()
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = httpx.AsyncClient(
+                follow_redirects=False,
+                timeout=httpx.Timeout(min(self.timeout, self.deadline)),
+                limits=httpx.Limits(
+                    max_connections=self.max_connections,
+                    max_keepalive_connections=min(20, self.max_connections),
+                ),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+            self._client = None
+
+    def stream(self, prompt: Prompt) -> ModelStream:
+        raise ModelError("AsyncOpenAIChatModel is async only: use Runner.astream")
+
+    async def astream(self, prompt: Prompt) -> AsyncModelStream:
+        """Open the stream. Raises :class:`ModelUnavailableError` when the endpoint cannot
+        be reached or answers with an HTTP error, before any text is produced."""
+        httpx = _require_httpx()
+        client = self._http()
+        body = {
+            "model": self.model,
+            "messages": prompt.messages(),
+            "stream": True,
+            "max_tokens": prompt.max_output_tokens,
+            "temperature": self.temperature,
+            "stream_options": {"include_usage": True},
+        }
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        url = f"{self.base_url}/chat/completions"
+        shown = safe_url(url)
+        started = time.monotonic()
+        try:
+            request = client.build_request("POST", url, json=body, headers=headers)
+            resp = await asyncio.wait_for(client.send(request, stream=True), self.deadline)
+        except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+            raise ModelUnavailableError(
+                self._scrub(f"cannot connect to the model endpoint {shown}: timed out"),
+                billable=not isinstance(exc, httpx.ConnectTimeout),
+            ) from None
+        except (httpx.HTTPError, OSError, ValueError) as exc:
+            raise ModelUnavailableError(
+                self._scrub(f"cannot connect to the model endpoint {shown}: {_reason(exc)}")
+            ) from None
+        if resp.status_code >= 300:
+            detail = ""
+            if resp.status_code < 400:
+                detail = "redirects are not followed (the request carries the API key)"
+            else:
+                with contextlib.suppress(Exception):
+                    head = b""
+                    async for chunk in resp.aiter_raw():
+                        head += chunk
+                        if len(head) >= 200:
+                            break
+                    detail = head[:200].decode("utf-8", errors="replace")
+            with contextlib.suppress(Exception):
+                await resp.aclose()
+            raise ModelUnavailableError(
+                self._scrub(
+                    f"the model endpoint {shown} answered HTTP {resp.status_code}"
+                    + (f": {detail}" if detail.strip() else "")
+                )
+            )
+        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype and ctype != "text/event-stream":
+            with contextlib.suppress(Exception):
+                await resp.aclose()
+            raise ModelError(
+                self._scrub(
+                    f"the model endpoint {shown} answered {ctype[:60]!r}, not an event stream "
+                    "(text/event-stream)"
+                )
+            )
+        return _AsyncSseStream(
+            resp, shown, deadline=self.deadline, started=started, scrub=self._scrub
+        )
+
+
+# ---------------------------------------------------------------- the turn
+
+
+async def _capped(
+    stream: AsyncModelStream, limit: int, state: dict[str, Any]
+) -> AsyncIterator[str]:
+    """The async twin of ``pipeline._capped``: cut at ``limit`` output bytes."""
+    async for piece in stream:
+        if not isinstance(piece, str):
+            raise ModelError(f"the model stream produced a {type(piece).__name__}, not text")
+        n = utf8_tokens(piece)
+        room = limit - state["output_bytes"]
+        if n > room:
+            head = piece.encode("utf-8", "surrogatepass")[: max(0, room)]
+            part = head.decode("utf-8", "ignore")
+            state["output_bytes"] += utf8_tokens(part)
+            state["capped"] = True
+            stream.cancel()
+            if part:
+                yield part
+            return
+        state["output_bytes"] += n
+        yield piece
+
+
+async def _guarded(
+    stream: AsyncModelStream, pieces: AsyncIterator[str], state: dict[str, Any]
+) -> AsyncIterator[str]:
+    """The async twin of ``pipeline._guarded``: model errors end the stream, NO_ANSWER."""
+    buf = ""
+    deciding = True
+    try:
+        async for piece in pieces:
+            if not deciding:
+                yield piece
+                continue
+            buf += piece
+            head = buf.lstrip()
+            if len(head) < len(NO_ANSWER_TOKEN) and NO_ANSWER_TOKEN.startswith(head):
+                continue
+            deciding = False
+            if head.startswith(NO_ANSWER_TOKEN):
+                state["no_answer"] = True
+                stream.cancel()
+                return
+            yield buf
+        if deciding and buf:
+            yield buf
+    except ModelError as exc:
+        state["error"] = str(exc)
+        if isinstance(exc, ModelUnavailableError):
+            state["unavailable"] = exc
+    except Exception as exc:
+        state["error"] = f"the model stream failed: {type(exc).__name__}: {exc}"
+
+
+async def _close_and_settle(
+    runner: Runner,
+    reservation: Any,
+    prompt: Prompt,
+    stream: AsyncModelStream | None,
+    state: dict[str, Any],
+    trace: list[str],
+) -> int:
+    """Close the provider's stream, then record the call's cost. Survives cancellation:
+    the settlement runs to its end even when the reader's task is cancelled meanwhile."""
+    if stream is not None:
+        try:
+            await asyncio.shield(stream.aclose())
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            _engine_log().warning("closing the model stream failed: %s", exc)
+    work = asyncio.ensure_future(
+        asyncio.to_thread(
+            runner._settle, reservation, prompt, cast(ModelStream, stream), state, trace
+        )
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        # The reader is gone; the thread still settles. Keep a reference until it does.
+        _PENDING.add(work)
+        work.add_done_callback(_PENDING.discard)
+        raise
+
+
+_PENDING: set[asyncio.Future[Any]] = set()
+
+
+def _engine_log() -> Any:
+    from guardlex.runner.pipeline import log
+
+    return log
+
+
+async def _agenerate(
+    runner: Runner,
+    question: str,
+    sources: tuple[Source, ...],
+    loc: str,
+    kind: str,
+    trace: list[str],
+    extras: dict[str, Any],
+    ok_code: str,
+) -> AsyncIterator[TurnEvent]:
+    """Budget guard, model, sentence gate: ``Runner._generate`` on the event loop."""
+    prompt = Prompt(question, tuple(s.text for s in sources), loc, runner.max_output_tokens, kind)
+    decision = await asyncio.to_thread(
+        runner.ledger.reserve, prompt.render(), runner.max_output_tokens
+    )
+    if not decision.allowed:
+        error = None
+        if decision.code == "UNAVAILABLE":
+            trace.append(LEDGER_UNAVAILABLE)
+            error = f"budget ledger unavailable: {runner.ledger.error or 'unknown error'}"
+        trace.append(BUDGET_EXHAUSTED)
+        text = runner.packs.message(loc, "budget_exhausted")
+        yield TurnEvent("message", text=text, message=text, code=BUDGET_EXHAUSTED)
+        yield TurnEvent(
+            "answer",
+            answer=Answer(
+                text=text,
+                code=BUDGET_EXHAUSTED,
+                trace=tuple(trace),
+                locale=loc,
+                sources=sources,
+                error=error,
+                **extras,
+            ),
+        )
+        return
+    assert decision.reservation is not None
+    reservation = decision.reservation
+    yield TurnEvent("sources", sources=sources, locale=loc)
+    pieces: list[str] = []
+    code = ok_code
+    stream: AsyncModelStream | None = None
+    model: Model | None = None
+    state: dict[str, Any] = {
+        "error": None,
+        "no_answer": False,
+        "unavailable": None,
+        "capped": False,
+        "output_bytes": 0,
+    }
+    cost = reservation.amount
+    try:
+        try:
+            try:
+                model = runner.model
+                stream = await open_stream(model, prompt)
+            except ModelError:
+                raise
+            except Exception as exc:  # a third-party model's bug is a model error
+                raise ModelError(f"the model failed to start: {type(exc).__name__}: {exc}") from exc
+            gate = runner._gate_factory([s.text for s in sources], runner.packs, loc, stream.cancel)
+            capped = _capped(stream, runner.max_output_tokens, state)
+            guarded = _guarded(stream, capped, state)
+            events = gate.astream(guarded)
+            try:
+                async for ev in events:
+                    if ev.kind == "released":
+                        pieces.append(ev.text)
+                        yield TurnEvent("sentence", text=ev.text, markers=ev.markers)
+                    elif ev.kind == "stop":
+                        stream.cancel()
+                        trace.append(f"{GATE_STOP}:{ev.reason}")
+                        msg = ev.message or runner.packs.message(loc, "gate_stop")
+                        shown = ("\n\n" if pieces else "") + msg
+                        pieces.append(shown)
+                        code = GATE_STOP
+                        yield TurnEvent("stop", text=shown, message=msg, reason=ev.reason)
+                        break
+                    elif ev.kind == "truncated":
+                        trace.append(TRUNCATED)
+                        msg = ev.message or runner.packs.message(loc, "truncated")
+                        shown = ("\n\n" if pieces else "") + msg
+                        pieces.append(shown)
+                        code = TRUNCATED
+                        yield TurnEvent("truncated", text=shown, message=msg)
+            finally:
+                for gen in (events, guarded, capped):
+                    aclose = getattr(gen, "aclose", None)
+                    if aclose is not None:
+                        with contextlib.suppress(Exception):
+                            await aclose()
+        except ModelError as exc:
+            state["error"] = str(exc)
+            if isinstance(exc, ModelUnavailableError):
+                state["unavailable"] = exc
+    finally:
+        cost = await _close_and_settle(runner, reservation, prompt, stream, state, trace)
+    if state["capped"]:
+        trace.append(OUTPUT_CAPPED)
+    if state["no_answer"]:
+        trace.append(MODEL_NO_ANSWER)
+        text = runner.packs.message(loc, "below_threshold")
+        pieces = [text]
+        code = MODEL_NO_ANSWER
+        yield TurnEvent("message", text=text, message=text, code=MODEL_NO_ANSWER)
+    elif state["error"] is not None:
+        trace.append(MODEL_ERROR)
+        if not any(p.strip() for p in pieces):
+            text = runner.packs.message(loc, MODEL_ERROR_MESSAGE)
+            pieces = [text]
+            yield TurnEvent("message", text=text, message=text, code=MODEL_ERROR)
+        code = MODEL_ERROR
+    if code == ANSWERED:
+        trace.append(ANSWERED)
+    yield TurnEvent(
+        "answer",
+        answer=Answer(
+            text="".join(pieces),
+            code=code,
+            trace=tuple(trace),
+            locale=loc,
+            sources=sources,
+            cost_tokens=cost,
+            model=getattr(model, "name", None),
+            error=state["error"] or state.get("settle_error"),
+            **extras,
+        ),
+    )
+
+
+async def turn_events(
+    runner: Runner,
+    question: str,
+    *,
+    previous: str | None = None,
+    previous_answer: str | None = None,
+    client: str | None = None,
+    locale: str | None = None,
+) -> AsyncGenerator[TurnEvent, None]:
+    """One turn as :class:`TurnEvent` values: ``route``, then the answer's events, then
+    ``answer``. Input errors (empty, too long, unknown locale) raise before any event."""
+    kwargs: dict[str, Any] = {
+        "previous": previous,
+        "previous_answer": previous_answer,
+        "client": client,
+        "locale": locale,
+    }
+    plan = await asyncio.to_thread(_plan, runner, question, kwargs)
+    route = plan.routes[0] if plan.routes else None
+    if plan.final is not None:
+        ans = plan.final
+        yield TurnEvent("route", route=route, locale=ans.locale)
+        kind = "refused" if ans.code == REFUSED else "message"
+        yield TurnEvent(kind, text=ans.text, message=ans.text, code=ans.code)
+        yield TurnEvent("answer", answer=ans)
+        return
+    assert plan.generate is not None
+    args = plan.generate.args
+    yield TurnEvent("route", route=route, locale=args[2])
+    gen = _agenerate(runner, *args)
+    try:
+        async for ev in gen:
+            yield ev
+    finally:
+        # A reader who leaves closes this generator: close the turn's at once, so the
+        # provider's stream is closed and the call settled now, not at garbage collection.
+        await gen.aclose()
+
+
+async def astream(
+    runner: Runner,
+    question: str,
+    **kwargs: Any,
+) -> AsyncIterator[str | Answer]:
+    """The pieces the reader sees, as they are released, then the :class:`Answer`."""
+    events = turn_events(runner, question, **kwargs)
+    try:
+        async for ev in events:
+            if ev.kind == "answer":
+                assert ev.answer is not None
+                yield ev.answer
+            elif ev.kind in ("sentence", "stop", "truncated", "refused", "message"):
+                yield ev.text
+    finally:
+        await events.aclose()
+
+
+async def aask(runner: Runner, question: str, **kwargs: Any) -> Answer:
+    """Answer one question (the streamed pieces joined)."""
+    answer: Answer | None = None
+    async for item in astream(runner, question, **kwargs):
+        if isinstance(item, Answer):
+            answer = item
+    assert answer is not None
+    return answer
