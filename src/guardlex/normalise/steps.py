@@ -419,17 +419,20 @@ def _fold_token(token: str, skel: str) -> list[tuple[str, int, int]]:
     target = "L" if latin >= max(cyrillic, greek) else ("C" if cyrillic >= greek else "G")
     table = T.confusable_map()[_SCRIPT_NAMES[target]]
     out: list[tuple[str, int, int]] = []
-    dropping = False
+    # After a letter folded into Latin every mark goes (step 9); after one folded into
+    # Cyrillic the stress marks go (strip_cyrillic_stress), other marks stay.
+    dropping = ""
     for i, ch in enumerate(token):
         code = skel[i]
-        if code == "m" and dropping:
+        if code == "m" and dropping and (dropping == "L" or ch in T.CYRILLIC_STRESS):
             ch0, a, _ = out[-1]
             out[-1] = (ch0, a, i + 1)
             continue
-        dropping = False
+        if code != "m":
+            dropping = ""
         if code != target and code in "LCG" and ch in table:
             out.append((table[ch], i, i + 1))
-            dropping = target == "L"
+            dropping = target if target in "LC" else ""
         else:
             out.append((ch, i, i + 1))
     return out

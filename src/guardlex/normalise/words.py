@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import stat
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 
 from guardlex.normalise import steps as S
-from guardlex.normalise._core import _check, normalise
+from guardlex.normalise._core import MAX_CHARS, _check, check_length, normalise
 
 #: Unicode Script=Han (Unicode 15.1), as code point ranges. ``tests/normalise`` checks
 #: these against the ``regex`` module's ``\p{Han}``.
@@ -76,7 +81,9 @@ def count_words(text: str) -> int:
     >>> count_words("請問價格是多少")
     5
     """
-    s = normalise(_check(text, "count_words"))
+    raw = _check(text, "count_words")
+    check_length(raw, MAX_CHARS, "count_words")
+    s = normalise(raw)
     runs = S._re(_RUNS)
     alnum = S._re(_ALNUM)
     han_run = S._re(_HAN_RUN)
@@ -99,11 +106,67 @@ def count_words(text: str) -> int:
     return total
 
 
+def _private(path: Path) -> bool:
+    """A real directory (not a link) that only the current user can read or write."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    return not (hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o077))
+
+
+def jieba_cache_dir() -> Path:
+    """Where jieba keeps its dictionary cache: a directory only this user can use.
+
+    jieba's default is ``jieba.cache`` in the shared temporary directory, where another
+    user could plant a cache that changes how Chinese is segmented. guardlex uses
+    ``jieba`` under its cache directory (``$GUARDLEX_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/guardlex``, else ``~/.cache/guardlex``), created with mode 0700
+    and used only if it is a directory owned by the user that nobody else can read or
+    write. Otherwise (or with ``GUARDLEX_CACHE_DIR=off``) a fresh private temporary
+    directory is used, and the cache is rebuilt once per process.
+    """
+    env = os.environ.get("GUARDLEX_CACHE_DIR", "")
+    if env.lower() not in ("off", "0", "none"):
+        if env:
+            base = Path(env)
+        else:
+            xdg = os.environ.get("XDG_CACHE_HOME")
+            base = Path(xdg) if xdg else Path.home() / ".cache" / "guardlex"
+            if xdg:
+                base = base / "guardlex"
+        path = base / "jieba"
+        with contextlib.suppress(OSError):
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _private(path):
+            cache = path / _JIEBA_CACHE
+            if not cache.exists() or _private_file(cache):
+                return path
+    return Path(tempfile.mkdtemp(prefix="guardlex-jieba-"))
+
+
+def _private_file(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    return not hasattr(os, "getuid") or (st.st_uid == os.getuid() and not st.st_mode & 0o022)
+
+
+_JIEBA_CACHE = "jieba.cache"
+
+
 @lru_cache(maxsize=1)
 def _jieba() -> ModuleType:
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
+    jieba.dt.tmp_dir = str(jieba_cache_dir())
+    jieba.dt.cache_file = _JIEBA_CACHE
     jieba.initialize()
     return jieba
 
@@ -118,7 +181,9 @@ def keywords(text: str) -> list[str]:
     >>> keywords("Wie viel kostet's? ¿Cuánto?")
     ['wie', 'viel', 'kostet', 's', 'cuanto']
     """
-    s = normalise(_check(text, "keywords"))
+    raw = _check(text, "keywords")
+    check_length(raw, MAX_CHARS, "keywords")
+    s = normalise(raw)
     out: list[str] = []
     for m in S._re(_KEY_TOKENS).finditer(s, timeout=S.timeout_for(s)):
         if m.group(1):

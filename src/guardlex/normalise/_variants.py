@@ -1,0 +1,325 @@
+"""De-obfuscated variants of a question, and Latin words spelled in look-alike letters.
+
+``normalise`` gives one text per question. Some disguises cannot be undone there without
+changing ordinary text: letters spaced out ("p r i c e"), separators or digits inside a
+word ("pr-ice", "pr1ce"), letters repeated ("priiice"), a word broken over two lines,
+HTML entities and percent-encoding, a ZWNJ in the middle of a Persian word, spaces
+between Chinese characters, a Hindi word written with (or without) nukta. ``variants``
+returns the question undone each of these ways; a router checks every variant and a
+refusal found in any of them wins.
+
+``confusable_fold`` needs to know which words exist: a token written entirely in
+Cyrillic or Greek letters that look like Latin ones ("сһаrgе") is read as the Latin word
+when that word is one of ``latin_words``, which the router takes from its loaded
+Latin-script packs.
+"""
+
+from __future__ import annotations
+
+import html
+import urllib.parse
+from collections.abc import Callable, Collection
+from functools import cache
+
+from guardlex.normalise import _tables as T
+from guardlex.normalise import steps as S
+from guardlex.normalise._core import MAX_CHARS, check_length, normalise
+from guardlex.normalise.words import HAN_CLASS
+
+__all__ = [
+    "MAX_VARIANTS",
+    "MAX_VARIANTS_CHARS",
+    "confusable_fold",
+    "strip_nukta",
+    "variants",
+]
+
+#: ``variants`` returns at most this many texts (the normalised question first).
+MAX_VARIANTS = 12
+#: The longest text ``variants`` accepts (it normalises the text about ten times).
+MAX_VARIANTS_CHARS = 100_000
+
+NUKTA = "\u093c"
+
+_LETTER = r"\p{L}\p{M}*"
+_NOT_WORD = r"[^\p{L}\p{M}\p{N}]"
+# Single letters (not Han) separated by spaces or punctuation: "p r i c e", "p.r.i.c.e".
+_SEP = r"[ .\-_*·/|+~,:]+"
+_SPACED = (
+    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_LETTER}{_SEP}){{2,}}"
+    rf"(?![{HAN_CLASS}]){_LETTER}(?![\p{{L}}\p{{M}}\p{{N}}])"
+)
+# Single Han characters separated by spaces or punctuation: "价 格", "价·格", "价，格".
+_HAN_SEP = r"[ ·・‧,、.\-_*/|]+"
+_HAN_SPACED = (
+    rf"(?<![{HAN_CLASS}])(?:[{HAN_CLASS}]{_HAN_SEP}(?![{HAN_CLASS}]{{2}}))+"
+    rf"[{HAN_CLASS}](?![{HAN_CLASS}])"
+)
+# Any such separator between two Han characters ("咨询费 用", "费，用").
+_HAN_GAP = rf"(?<=[{HAN_CLASS}]){_HAN_SEP}(?=[{HAN_CLASS}])"
+# Separators inside a word: "pr-ice", "pri.ce", "p_rice", "pri'ce".
+_INWORD = r"(?<=\p{L}\p{M}*)[.\-_*·'’]+(?=\p{L})"
+# Digits and symbols standing for letters inside a word: "pr1ce", "ph0ne", "$alary".
+_LEET_RUN = r"(?<=\p{L}\p{M}*)[0-9@$]+|[0-9@$]+(?=\p{L})|(?<=\p{L}\p{M}*)[!|]+(?=\p{L})"
+_LEET = {"0": "o", "1": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t"}
+_LEET.update({"8": "b", "9": "g", "@": "a", "$": "s", "!": "i", "|": "l"})
+_REPEAT_ALL = r"(\p{L})\1+"
+_REPEAT_3 = r"(\p{L})\1\1+"
+# Spaced-out runs of four or more, keeping the last (or first) single apart: in "कि त
+# नी है" the last one is a word of its own.
+_SPACED_RUN = (
+    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_LETTER}{_SEP}){{3,}}"
+    rf"(?![{HAN_CLASS}]){_LETTER}(?![\p{{L}}\p{{M}}\p{{N}}])"
+)
+_LINE_BREAK = r"(?<=[\p{L}\p{M}])[ \t]*(?:\r\n|[\n\r\v\f\u2028\u2029\x85])[ \t]*(?=\p{L})"
+_PERCENT = r"%[0-9A-Fa-f]{2}"
+_ENTITY = r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?"
+
+
+def _sub(pattern: str, repl: str | Callable[..., str], text: str) -> str:
+    return S._re(pattern).sub(repl, text, timeout=S.timeout_for(text))
+
+
+def _drop(pattern: str) -> Callable[..., str]:
+    def repl(m: object) -> str:
+        return _sub(pattern, "", m.group(0))  # type: ignore[attr-defined]
+
+    return repl
+
+
+def _unspace(text: str) -> str:
+    text = _sub(_SPACED, _drop(_SEP), text)
+    return _sub(_HAN_SPACED, _drop(_HAN_SEP), text)
+
+
+def _unspace_keep(text: str, keep_last: bool) -> str:
+    """Join spaced-out runs of four or more but keep the last (or first) one apart."""
+
+    def repl(m: object) -> str:
+        run = str(m.group(0))  # type: ignore[attr-defined]
+        parts = [p for p in S._re(_SEP).split(run, timeout=S.timeout_for(run)) if p]
+        if keep_last:
+            return "".join(parts[:-1]) + " " + parts[-1]
+        return parts[0] + " " + "".join(parts[1:])
+
+    return _sub(_SPACED_RUN, repl, text)
+
+
+def _leet(one: str) -> Callable[..., str]:
+    table = str.maketrans({**_LEET, "1": one})
+
+    def repl(m: object) -> str:
+        return str(m.group(0)).translate(table)  # type: ignore[attr-defined]
+
+    return repl
+
+
+def _decode(text: str) -> str:
+    """HTML entities and percent-encoding, undone (twice, for double encoding)."""
+    for _ in range(2):
+        before = text
+        if "&" in text and S._re(_ENTITY).search(text, timeout=S.timeout_for(text)):
+            text = html.unescape(text)
+        if "%" in text and S._re(_PERCENT).search(text, timeout=S.timeout_for(text)):
+            text = urllib.parse.unquote(text, errors="replace")
+        if text == before:
+            break
+    return text
+
+
+def strip_nukta(text: str) -> str:
+    """Remove the Devanagari nukta (U+093C): फ़ोन and फोन become one spelling.
+
+    ``normalise`` keeps the nukta (क़ and क+़ are already one spelling after NFKC); many
+    writers leave it out, so this gives the nukta-less form of a normalised text.
+
+    >>> strip_nukta("फ़ोन नंबर क़ीमत")
+    'फोन नंबर कीमत'
+    """
+    return text.replace(NUKTA, "")
+
+
+def _other_fillers(text: str) -> str | None:
+    """The reading of the fillers ``visible_text`` did not choose (space <-> nothing)."""
+    marked = text.translate(T.visible_map())
+    if T.FILLER_MARK not in marked:
+        return None
+    blanks = marked.count(T.FILLER_MARK)
+    gaps = len(marked.split()) - 1
+    return marked.replace(T.FILLER_MARK, "" if blanks > gaps else " ")
+
+
+def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str, ...]:
+    """The normalised question, then its distinct de-obfuscated variants.
+
+    The first item is always ``normalise(text)``. The others (only those that differ,
+    at most ``MAX_VARIANTS`` in all, always in the same order) undo, each on its own:
+
+    * HTML entities and percent-encoding (``&#x70;rice``, ``%70rice``);
+    * a ZWNJ inside a Persian or Arabic word (the joined reading: قی‌مت -> قیمت);
+    * a line break inside a word (``pri\\nce``);
+    * Hangul fillers or braille blanks read the other way (space <-> nothing);
+    * letters spaced out (``p r i c e``, ``p.r.i.c.e``; ``价 格``, ``价·格``), also
+      with the last or first single letter of a long run kept apart (it may be a word);
+    * spaces, middle dots and commas between any two Chinese characters removed;
+    * separators inside a word (``pr-ice``, ``pri.ce``);
+    * digits and symbols for letters (``pr1ce``, ``pr!ce``, ``$alary``; ``1`` read as
+      ``i`` and, in a second variant, as ``l``);
+    * repeated letters (``priiice``: runs of three or more to one letter, and to two
+      for words like "fee"; and every double letter to one);
+    * the Devanagari nukta removed (``strip_nukta``);
+    * with ``latin_words``: Latin words spelled in Cyrillic or Greek look-alikes
+      (``confusable_fold``);
+    * and all of the above together (runs of three or more letters to two).
+
+    A text longer than ``MAX_VARIANTS_CHARS`` raises ``InputTooLargeError``.
+
+    >>> variants("What is her p r i c e?")
+    ('what is her p r i c e?', 'what is her price?')
+    >>> variants("pr1ce")
+    ('pr1ce', 'price', 'prlce')
+    """
+    if type(text) is not str:
+        from guardlex.normalise._core import _check
+
+        text = _check(text, "variants")
+    check_length(text, MAX_VARIANTS_CHARS, "variants")
+    base = normalise(text)
+    out: list[str] = [base]
+    seen = {base}
+
+    def add(candidate: str) -> None:
+        if candidate and candidate not in seen and len(out) < MAX_VARIANTS:
+            seen.add(candidate)
+            out.append(candidate)
+
+    visible = S.visible_text(text)
+    decoded = _decode(visible)
+    add(normalise(decoded))
+    joined = visible
+    if T.ZWNJ in visible:
+        joined = visible.replace(T.ZWNJ, "")
+        add(normalise(joined))
+    unbroken = _sub(_LINE_BREAK, "", visible)
+    if unbroken != visible:
+        add(normalise(unbroken))
+    other = _other_fillers(text)
+    if other is not None:
+        add(normalise(other))
+    if base.isascii() and not any(c in base for c in " .-_*'!|@$0123456789"):
+        spaced = inword = base
+    else:
+        spaced = _unspace(base)
+        inword = _sub(_INWORD, "", base)
+    add(spaced)
+    if spaced != base:
+        add(_unspace_keep(base, keep_last=True))
+        add(_unspace_keep(base, keep_last=False))
+    add(_sub(_HAN_GAP, "", base))
+    add(inword)
+    leet_i = _sub(_LEET_RUN, _leet("i"), base)
+    add(leet_i)
+    if "1" in base:
+        add(_sub(_LEET_RUN, _leet("l"), base))
+    add(_sub(_REPEAT_3, r"\1", base))
+    add(_sub(_REPEAT_3, r"\1\1", base))
+    add(_sub(_REPEAT_ALL, r"\1", base))
+    if NUKTA in base:
+        add(strip_nukta(base))
+    if latin_words is not None:
+        add(_fold_normalised(base, latin_words))
+    # everything at once
+    every = normalise(_sub(_LINE_BREAK, "", _decode(joined)))
+    every = _sub(_INWORD, "", _sub(_HAN_GAP, "", _unspace(every)))
+    every = _sub(_LEET_RUN, _leet("i"), every)
+    every = strip_nukta(_sub(_REPEAT_3, r"\1\1", every))
+    if latin_words is not None:
+        every = _fold_normalised(every, latin_words)
+    add(every)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ confusable_fold
+
+_TOKEN = r"[\p{L}\p{M}]+"
+_NON_LATIN_LCG = r"[[\p{Script=Cyrillic}\p{Script=Greek}]&&\p{L}]"
+_LATIN = r"[\p{Script=Latin}&&\p{L}]"
+_LCG_ONLY = rf"(?:{_LATIN}|{_NON_LATIN_LCG})+"
+#: A folded word has at least this many letters (so that Russian а, в, о, он stay).
+MIN_FOLD_LETTERS = 3
+
+
+@cache
+def _to_latin() -> dict[str, str]:
+    return T.confusable_map()["Latin"]
+
+
+def confusable_fold(text: str, latin_words: Collection[str]) -> str:
+    """``normalise(text)``, with Latin words spelled in Cyrillic or Greek look-alikes
+    read as Latin.
+
+    A token (a run of letters) made only of Latin, Cyrillic and Greek letters, with at
+    least one Cyrillic or Greek letter, every one of which looks like a Latin letter
+    (UTS #39 confusables), is replaced by that Latin spelling when
+
+    * the Latin spelling is one of ``latin_words`` (normalised words of the loaded
+      Latin-script locales: their stopwords and the words of their rules) and has at
+      least ``MIN_FOLD_LETTERS`` letters, and
+    * the text reads as Latin: its Latin tokens and the tokens folded this way together
+      are more than twice as many as its other Cyrillic and Greek tokens.
+
+    So "How much does she сһаrgе?" reads "charge", while a Russian sentence, whose
+    words mostly contain letters that look like no Latin letter (и, л, д, я ...), keeps
+    every word, even "море" or "сор". The result has the same length as
+    ``normalise(text)`` and differs from it only letter for letter, so the offsets of
+    ``normalise_with_offsets(text)`` apply to it.
+
+    >>> confusable_fold("How much does she сһаrgе?", {"charge", "how", "much"})
+    'how much does she charge?'
+    >>> confusable_fold("Сор и море", {"cop", "mope"})
+    'сор и море'
+    """
+    if type(text) is not str:
+        from guardlex.normalise._core import _check
+
+        text = _check(text, "confusable_fold")
+    check_length(text, MAX_CHARS, "confusable_fold")
+    return _fold_normalised(normalise(text), latin_words)
+
+
+def _fold_normalised(norm: str, latin_words: Collection[str]) -> str:
+    if norm.isascii():
+        return norm
+    table = _to_latin()
+    limit = S.timeout_for(norm)
+    lcg_only = S._re(_LCG_ONLY)
+    non_latin = S._re(_NON_LATIN_LCG)
+    folds: list[tuple[int, int, str]] = []
+    latin_tokens = other_tokens = 0
+    for m in S._re(_TOKEN).finditer(norm, timeout=limit):
+        token = m.group(0)
+        if token.isascii():
+            latin_tokens += 1
+            continue
+        if not non_latin.search(token, timeout=limit):
+            if lcg_only.fullmatch(token, timeout=limit):
+                latin_tokens += 1
+            continue
+        if not lcg_only.fullmatch(token, timeout=limit):
+            other_tokens += 1  # marks, or letters of other scripts
+            continue
+        skeleton = "".join(table.get(ch, ch) for ch in token)
+        if skeleton.isascii() and len(skeleton) >= MIN_FOLD_LETTERS and skeleton in latin_words:
+            folds.append((m.start(), m.end(), skeleton))
+        else:
+            other_tokens += 1
+    if not folds or latin_tokens + len(folds) <= 2 * other_tokens:
+        return norm
+    parts: list[str] = []
+    pos = 0
+    for a, b, word in folds:
+        parts.append(norm[pos:a])
+        parts.append(word)
+        pos = b
+    parts.append(norm[pos:])
+    return "".join(parts)
