@@ -238,5 +238,5 @@ def test_empty_site_overview_is_the_fixed_text_never_empty(fake_packs) -> None:
 
     runner = Runner(build_store(Site(()), ":memory:", packs=fake_packs), fake_packs)
     a = runner.ask("what has her career been like", locale="en")
-    assert a.text == "BELOW-TEXT" and a.code == "BELOW_THRESHOLD"
+    assert a.text.startswith("BELOW-TEXT") and a.code == "BELOW_THRESHOLD"
     assert "OVERVIEW_EMPTY" in a.trace

@@ -245,6 +245,14 @@ def _pct(a: int, b: int) -> str:
 
 def plot(cal: Calibration, path: Path) -> None:
     """Both distributions and the kept/stopped curves, with the chosen thresholds."""
+    import warnings
+
+    with warnings.catch_warnings():  # matplotlib's own (pyparsing) deprecation warnings
+        warnings.simplefilter("ignore")
+        _plot(cal, path)
+
+
+def _plot(cal: Calibration, path: Path) -> None:
     try:
         import matplotlib
 
