@@ -205,7 +205,8 @@ def russian() -> dict[str, Any]:
         "contexts": [],
         "_source": (
             f"pymorphy3 {version('pymorphy3')} with pymorphy3-dicts-ru {dicts} (OpenCorpora),"
-            f" wordfreq {version('wordfreq')} (lemmas: the verbs of its {RU_WORDS} most frequent words)"
+            f" wordfreq {version('wordfreq')}"
+            f" (lemmas: the verbs of its {RU_WORDS} most frequent words)"
         ),
     }
 

@@ -52,8 +52,11 @@ class Detector(Protocol):
     detector must return one of ``candidates``.
     """
 
-    name: str
-    languages: frozenset[str] | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def languages(self) -> frozenset[str] | None: ...
 
     def detect(self, text: str, candidates: Sequence[str]) -> str: ...
 
@@ -144,10 +147,14 @@ def get(name: str = DEFAULT_DETECTOR) -> Detector:
 
 
 class _Info(Protocol):
-    scripts: tuple[str, ...]
-    hints: tuple[str, ...]
-    letters: tuple[str, ...]
-    letter_weight: int
+    @property
+    def scripts(self) -> tuple[str, ...]: ...
+    @property
+    def hints(self) -> tuple[str, ...]: ...
+    @property
+    def letters(self) -> tuple[str, ...]: ...
+    @property
+    def letter_weight(self) -> int: ...
 
     def writes(self, text: str) -> int: ...
 
