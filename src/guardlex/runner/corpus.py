@@ -160,7 +160,7 @@ def parse_site_file(data: Any, where: str) -> tuple[str, tuple[str, ...], list[C
     if isinstance(owner, Mapping):
         if owner.get("name"):
             names.append(str(owner["name"]))
-        more = owner.get("names") or ()
+        more = owner.get("names") or []
         if not isinstance(more, list):
             raise CorpusError(f"{where}: 'owner.names' must be a list of names")
         names += [str(n) for n in more if str(n) not in names]

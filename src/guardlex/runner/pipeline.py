@@ -16,6 +16,7 @@ from typing import Any
 import regex
 
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
+from guardlex.normalise import visible_text
 from guardlex.runner import _engine
 from guardlex.runner._regex import REGEX_TIMEOUT
 from guardlex.runner.corpus import Record
@@ -44,6 +45,8 @@ GateFactory = Callable[
 ]
 
 MAX_QUESTION_CHARS = 2000
+#: Longest previous answer a follow-up may be read against.
+MAX_PREVIOUS_ANSWER_CHARS = 20_000
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 DEFAULT_MONTHLY_CAP = 2_000_000
 MAX_OVERVIEW_RECORDS = 8
@@ -345,8 +348,22 @@ class Runner:
             raise InputTooLargeError(
                 f"question of {len(question)} characters exceeds {MAX_QUESTION_CHARS}"
             )
+        for name, value, limit in (
+            ("previous question", previous, MAX_QUESTION_CHARS),
+            ("previous answer", previous_answer, MAX_PREVIOUS_ANSWER_CHARS),
+        ):
+            if value is not None and len(value) > limit:
+                raise InputTooLargeError(f"{name} of {len(value)} characters exceeds {limit}")
         trace: list[str] = []
         base: dict[str, Any] = {"question": question}
+        # Route exactly what the model will see: tag characters decoded to the text they
+        # spell, other invisible characters dropped. From here on the question, its
+        # context, the routing, the retrieval and the prompt all use this text.
+        question = visible_text(question)
+        if not question.strip():
+            raise EmptyQuestionError("the question is empty (nothing visible)")
+        previous = visible_text(previous) if previous is not None else None
+        previous_answer = visible_text(previous_answer) if previous_answer is not None else None
 
         if self.rate_limiter is not None and client is not None:
             rd = self.rate_limiter.hit(client)
