@@ -208,8 +208,9 @@ def test_bad_input_is_a_type_error_naming_the_argument(shipped):
         audit(None, ["x"], packs=shipped)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="quotes must be a list of texts, not a str"):
         audit("x", "The plan includes 20 seats.", packs=shipped)
-    with pytest.raises(TypeError, match="value must be the extracted value, not None"):
-        accept("seats", None, "20 seats", "20 seats", packs=shipped)
+    # None is a value (SPEC §8): a slot without a number, accepted with such a quote only
+    assert not accept("seats", None, "20 seats", "20 seats", packs=shipped).ok
+    assert accept("seats", None, "unlimited seats", "unlimited seats", packs=shipped).ok
     with pytest.raises(TypeError, match="documents must be a list"):
         resolve("seats", None, "20 seats", packs=shipped)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="field must be a str"):
@@ -227,11 +228,18 @@ def test_unbounded_inputs_have_limits(shipped):
         audit("x", ["y"], computed={str(i): "1" for i in range(1001)}, packs=shipped)
 
 
-def test_cli_accept_with_null_value_is_a_usage_error(tmp_path, capsys):
+def test_cli_accept_without_value_is_a_usage_error_and_null_is_a_value(tmp_path, capsys):
     request = tmp_path / "r.json"
-    request.write_text('{"field": "seats", "value": null, "quote": "a", "evidence": "a"}')
+    request.write_text('{"field": "seats", "quote": "a", "evidence": "a"}')
     assert main(["audit", "--input", str(request)]) == 2
-    assert "'value' is missing or null" in capsys.readouterr().err
+    assert "'value' is missing" in capsys.readouterr().err
+    request.write_text('{"field": "seats", "value": null, "quote": "a", "evidence": "a"}')
+    assert main(["audit", "--input", str(request)]) == 1
+    request.write_text(
+        '{"field": "seats", "value": null, "quote": "Enterprise: unlimited seats",'
+        ' "evidence": "Enterprise: unlimited seats."}'
+    )
+    assert main(["audit", "--input", str(request)]) == 0
 
 
 # ------------------------------------------------------------ 5. regex timeouts

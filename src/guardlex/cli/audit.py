@@ -179,10 +179,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dispatch(request: Mapping[str, Any], args: argparse.Namespace, packs: Any) -> int:
     """Run the request; a wrongly typed value in a JSON request is a usage error."""
-    if "field" in request and "quote" in request and request.get("value") is None:
+    if "field" in request and "quote" in request and "value" not in request:
         raise GuardlexError(
-            "'value' is missing or null: give the extracted value "
-            '("unlimited" for an unlimited count, true/false for a polarity)'
+            "'value' is missing: give the extracted value (null when the quote says the "
+            'slot has no number, "unlimited" for an unlimited count, true/false for a polarity)'
         )
     try:
         return _run_request(request, args, packs)

@@ -99,7 +99,13 @@ _URL = regex.compile(
 _EMAIL = regex.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # thousands grouped with spaces ("1 500", Russian and French; NBSP is a space after
 # normalisation) first, then digits with dots and commas
-_NUMBER = regex.compile(r"(?<![\d])(?:\d{1,3}(?: \d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)*)(?![\d])")
+# and thousands grouped with an apostrophe or an underscore (Swiss "1'000", code "1_000"),
+# only as a whole token: "5'10" (feet and inches) and "a_1" are not grouped numbers
+_NUMBER = regex.compile(
+    r"(?<![\w'])\d{1,3}(?:(['_])\d{3})(?:\1\d{3})*(?:[.,]\d+)?(?![\w'])"
+    r"|(?<![\d])(?:\d{1,3}(?: \d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)*)(?![\d])"
+)
+_GROUPING = str.maketrans("", "", " '_")
 # "1. Item" or "- 2) item" at the start of a sentence enumerates; it states no value.
 _ENUMERATOR = regex.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)](?=\s)")
 _ENUMERATOR_START = frozenset("0123456789-*•")
@@ -260,7 +266,7 @@ def values(norm: str, *, skip_enumerator: bool = False) -> list[Value]:
         if m.end() <= skip_until:
             continue
         token = m.group()
-        readings = _readings(token.replace(" ", ""))
+        readings = _readings(token.translate(_GROUPING))
         if len(readings) == 1:
             found.append(Value("number", token, readings[0], m.start(), m.end()))
             continue

@@ -12,7 +12,7 @@ import functools
 import threading
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import regex
@@ -249,6 +249,21 @@ class Vocab:
     #: words after which a one- or two-digit number with a dot is an ordinal (German
     #: "2. Mai"), not a sentence end
     ordinal_nouns: frozenset[str] = frozenset()
+    #: words saying a slot has no number because it does not apply ("not applicable")
+    not_applicable: tuple[str, ...] = ()
+    not_applicable_m: PhraseMatcher = field(default_factory=lambda: PhraseMatcher(()))
+    #: number words read as values (normalised word -> digits: "twenty" -> "20")
+    number_words: Mapping[str, str] = field(default_factory=dict)
+    #: a positional numeral system written with characters (Chinese): digit characters,
+    #: multiplier characters (十 百 千 万 亿) and decimal points (点)
+    numeral_digits: Mapping[str, int] = field(default_factory=dict)
+    numeral_multipliers: Mapping[str, int] = field(default_factory=dict)
+    numeral_points: frozenset[str] = frozenset()
+
+    def no_number(self, norm: str) -> bool:
+        """Whether normalised text says its slot has no number: an "unlimited" or a "not
+        applicable" word ("unlimited seats", "n/a", "不适用")."""
+        return bool(self.unlimited_m.find(norm) or self.not_applicable_m.find(norm))
 
     def unit_of(self, word: str) -> str | None:
         """Canonical unit of a normalised surface word."""
@@ -294,6 +309,11 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
     abbreviations: set[str] = set()
     final_abbreviations: set[str] = set()
     ordinal_nouns: set[str] = set()
+    not_applicable: list[str] = []
+    number_words: dict[str, str] = {}
+    numeral_digits: dict[str, int] = {}
+    mults: dict[str, int] = {}
+    numeral_points: set[str] = set()
     units: dict[str, str] = {}
     per: list[str] = ["/"]
     polarities: list[Polarity] = []
@@ -309,6 +329,15 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
                 abbreviations.add(form)
                 final_abbreviations.add(form)
         ordinal_nouns.update(_words(lex.get("ordinal_nouns")))
+        not_applicable.extend(_words(lex.get("not_applicable")))
+        for digits, words in (lex.get("number_words") or {}).items():
+            for word in _words(words):
+                number_words.setdefault(word, str(digits))
+        for table, into in (("numeral_digits", numeral_digits), ("numeral_multipliers", mults)):
+            for digits, chars in (lex.get(table) or {}).items():
+                for ch in _words(chars):
+                    into.setdefault(ch, int(digits))
+        numeral_points.update(_words(lex.get("numeral_point")))
     never = {a for a in abbreviations if a not in final_abbreviations}
     for _, lex in lexicons.items():
         for abbr in _words(lex.get("abbreviations")):
@@ -348,6 +377,12 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
         # one that some locale says never ends a sentence (a title: Spanish "sr.") never does
         final_abbreviations=frozenset(final_abbreviations - never),
         ordinal_nouns=frozenset(ordinal_nouns),
+        not_applicable=tuple(dict.fromkeys(not_applicable)),
+        not_applicable_m=PhraseMatcher(not_applicable, proclitics),
+        number_words=number_words,
+        numeral_digits=numeral_digits,
+        numeral_multipliers=mults,
+        numeral_points=frozenset(numeral_points),
     )
 
 

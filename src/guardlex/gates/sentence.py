@@ -44,11 +44,13 @@ from guardlex.gates._text import (
 )
 from guardlex.gates._vocab import default_packs, vocab_for
 from guardlex.gates.errors import GateSettingError
+from guardlex.gates.numerals import with_numerals
 from guardlex.gates.segment import MARKER, MAX_SENTENCE_CHARS, Segmenter
 from guardlex.gates.types import (
     FIRST_PERSON,
     MARKER_MISSING,
     MARKER_OUT_OF_RANGE,
+    NUMBER_NOT_IN_QUOTE,
     SENTENCE_TOO_LONG,
     UNSUPPORTED_VALUE,
     Event,
@@ -181,7 +183,7 @@ class SentenceGate:
         self.on_cancel = on_cancel
         self.max_sentence_chars = max_sentence_chars
         self._vocab = vocab_for(self.packs)
-        self._keys = [value_keys(normalise(s)) for s in self.sources]
+        self._keys = [self._source_keys(normalise(s)) for s in self.sources]
         self._union: dict[tuple[int, ...], frozenset[str]] = {}
         self._fp_takes_locale = "locale" in inspect.signature(self.packs.first_person).parameters
         self._auditor = None
@@ -217,6 +219,8 @@ class SentenceGate:
             return Verdict(False, FIRST_PERSON, hit.word)
         norm = normalise(plain)
         found = values(norm, skip_enumerator=True)
+        if self._vocab.numeral_digits:  # Chinese numerals of two or more characters: 二十
+            found = with_numerals(norm, found, self._vocab, min_han=2)
         if not cited:
             if found or count_words(plain) >= self.min_words:
                 return Verdict(False, MARKER_MISSING, "")
@@ -239,8 +243,21 @@ class SentenceGate:
                 prepared=(norm, found),
             )
             if problems:
-                return Verdict(False, problems[0].code, problems[0].token)
+                code = problems[0].code
+                # a number written as a word that no cited source has ("twenty seats")
+                if code == NUMBER_NOT_IN_QUOTE:
+                    code = UNSUPPORTED_VALUE
+                return Verdict(False, code, problems[0].token)
         return Verdict(True)
+
+    def _source_keys(self, norm: str) -> frozenset[str]:
+        """The comparable keys of a source's values, numerals and number words included
+        (a source's "twenty seats" or 二十 supports an answer's 20)."""
+        keys = value_keys(norm)
+        extra = with_numerals(norm, [], self._vocab, min_han=1, words=True)
+        if not extra:
+            return keys
+        return keys | {f"number:{k}" for v in extra for k in v.keys}
 
     def _cited_keys(self, cited: tuple[int, ...]) -> frozenset[str]:
         keys = self._union.get(cited)

@@ -21,7 +21,9 @@ from guardlex.gates.faith.common import (
     _packs,
     _value_tokens,
     mentions,
+    quoted,
 )
+from guardlex.gates.numerals import with_numerals
 from guardlex.gates.types import (
     EMPTY_QUOTE,
     QUOTE_NOT_IN_EVIDENCE,
@@ -55,21 +57,20 @@ def accept(
     The quote must be an exact substring of the evidence (not after normalisation: a
     quote is a pointer into the document); the value must occur in the quote as a whole
     token after normalisation (``20`` is not in ``2025`` nor in ``200``; ``۲۰`` is ``20``);
-    the subject must occur in the same quote. ``None`` is a legitimate value ("the quote
-    gives no number", as for "unlimited"). A ``bool`` value is read as a polarity: the
-    quote must carry only positive (``True``) or only negative (``False``) forms.
+    the subject must occur in the same quote. The quote must start and end at token
+    boundaries of the evidence ("5 users" is not quoted by "25 users").
+
+    ``None`` is a successful extraction when the quote says the slot has no number: an
+    "unlimited" or "not applicable" word of the packs ("Enterprise: unlimited seats");
+    with any other quote it is ``value_not_in_quote``. A ``bool`` value is read as a
+    polarity: the quote must carry only positive (``True``) or only negative (``False``)
+    forms. Numbers written as numerals or words (二十, 两万, "twenty") are values.
     """
 
     require_str(field, "field")
     require_str(quote, "quote")
     require_str(evidence, "evidence")
     require_str(subject, "subject", optional=True)
-    if value is None:
-        raise TypeError(
-            'value must be the extracted value, not None: pass "unlimited" for an '
-            "unlimited count and True/False for a polarity; a field without a value is "
-            "not accepted"
-        )
     check_size(field, MAX_NAME_CHARS, "the field name")
     check_size(evidence, MAX_EVIDENCE_CHARS, "the evidence")
 
@@ -78,23 +79,37 @@ def accept(
 
     if not quote or not quote.strip():
         return result(EMPTY_QUOTE)
-    if quote not in evidence:
+    if not quoted(quote, evidence):
         return result(QUOTE_NOT_IN_EVIDENCE)
     norm_quote = normalise(quote)
     if subject is not None and not mentions(norm_quote, normalise(subject)):
         return result(SUBJECT_NOT_IN_QUOTE)
+    vocab = vocab_for(_packs(packs))
+    if value is None:
+        return result(None if vocab.no_number(norm_quote) else VALUE_NOT_IN_QUOTE)
     if isinstance(value, bool):
-        vocab = vocab_for(_packs(packs))
         sign = _polarity_of(quote, vocab)
         return result(None if sign == ("+" if value else "-") else VALUE_NOT_IN_QUOTE)
-    wanted = _value_tokens(value)
+    wanted = value_tokens(value, vocab)
     if wanted is not None:
-        present = [v.keys for v in values(norm_quote) if v.kind == "number"]
+        found = with_numerals(norm_quote, values(norm_quote), vocab, min_han=1, words=True)
+        present = [v.keys for v in found if v.kind == "number"]
         ok = any(w & p for w in wanted for p in present)
         return result(None if ok else VALUE_NOT_IN_QUOTE)
     norm_value = normalise(str(value))
-    if norm_value == normalise(UNLIMITED):
-        vocab = vocab_for(_packs(packs))
-        if vocab.unlimited_m.find(norm_quote):
-            return result(None)
+    if norm_value == normalise(UNLIMITED) and vocab.unlimited_m.find(norm_quote):
+        return result(None)
     return result(None if mentions(norm_quote, norm_value) else VALUE_NOT_IN_QUOTE)
+
+
+def value_tokens(value: Any, vocab: Vocab) -> list[frozenset[str]] | None:
+    """The comparable readings of a numeric value: digits, or a whole numeral or number
+    word ("二十", "twenty"); ``None`` for a value that is not a number."""
+    wanted = _value_tokens(value)
+    if wanted is not None or not isinstance(value, str):
+        return wanted
+    norm = normalise(value).strip()
+    found = with_numerals(norm, [], vocab, min_han=1, words=True)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(norm):
+        return [found[0].keys]
+    return None

@@ -21,6 +21,7 @@ from guardlex.gates._vocab import (
 )
 from guardlex.gates.faith.common import _has_han, _is_han
 from guardlex.gates.faith.money import _money_at, _money_before, _skip_space, _skip_token
+from guardlex.gates.numerals import is_word_number, with_numerals
 from guardlex.gates.segment import split_sentences
 
 _CLAUSE_BREAK = regex.compile(r"[;!?。，；！？、\n]|[.,](?!\d)|(?<!\d)[.,]")
@@ -256,8 +257,13 @@ def analyse(
     *,
     sentences: bool = True,
     prepared: tuple[str, list[Value]] | None = None,
+    evidence: bool = False,
 ) -> Analysis:
     """Analyse a text (an answer or a quote) into clauses and numbers with units.
+
+    A number word or a one-character Chinese numeral is a number of an answer only where
+    a unit or money follows it ("twenty seats"); in ``evidence`` it always is ("a team of
+    twelve" supports "12 people").
 
     Each vocabulary pattern runs once per sentence (a regex call with a timeout costs
     microseconds); clauses and unit chains are then worked out from the match positions.
@@ -278,10 +284,14 @@ def analyse(
             if prepared is not None and not sentences
             else values(norm, skip_enumerator=True)
         )
+        # numerals and number words: one Han character (五) or a word (twenty) only
+        # counts where a unit or money follows it (below)
+        found = with_numerals(norm, found, vocab, min_han=1, words=True)
         all_words = words_of(norm)
         run = runs(norm, all_words)
         polar_m = _predicates(norm, vocab.polarity_m.find(norm, all_words, run), vocab, stop)
         unlimited_m = vocab.unlimited_m.find(norm, all_words, run)
+        na_m = vocab.not_applicable_m.find(norm, all_words, run) if vocab.not_applicable else []
         unit_m = [
             (a, b, vocab.unit_of(w) or w) for a, b, w in vocab.unit_m.find(norm, all_words, run)
         ]
@@ -316,7 +326,8 @@ def analyse(
                     if inside(start)
                     for pair, sign in vocab.polarity_of.get(form, ())
                 ),
-                unlimited=tuple(form for start, _, form in unlimited_m if inside(start)),
+                unlimited=tuple(form for start, _, form in unlimited_m if inside(start))
+                + tuple(form for start, _, form in na_m if inside(start)),
                 units=frozenset(u for start, _, u in unit_m if inside(start)),
             )
             clauses.append(clause)
@@ -324,6 +335,8 @@ def analyse(
             for v in found:
                 if v.kind == "number" and inside(v.start):
                     attached, rate, money = _chain_units(scan, v.start, v.end)
+                    if not (attached or money or evidence) and _weak(v):
+                        continue
                     numbers.append(
                         _Number(v, attached, rate, attached | clause.units, c_idx, s_idx, money)
                     )
@@ -336,6 +349,12 @@ def analyse(
         frozenset(keys),
         tuple(sentence_content),
     )
+
+
+def _weak(v: Value) -> bool:
+    """A number word (twenty) or a Chinese numeral of one character (五): a value only
+    where a unit or money follows it ("twenty seats", "五个席位")."""
+    return is_word_number(v) and (len(v.text) == 1 or not _has_han(v.text))
 
 
 def _merge(analyses: Sequence[Analysis]) -> Analysis:

@@ -14,6 +14,7 @@ from guardlex.gates._text import (
 )
 from guardlex.gates._vocab import (
     vocab_for,
+    words_of,
 )
 from guardlex.gates.faith.analysis import Analysis, _merge, analyse
 from guardlex.gates.faith.checks import (
@@ -66,7 +67,7 @@ class Auditor:
         self.vocab = vocab_for(self.packs, locales)
         self.stop = _stopwords(self.packs, locales)
         self.subjects = tuple(subjects)
-        self.parts = [analyse(q, self.vocab, self.stop) for q in quotes]
+        self.parts = [analyse(q, self.vocab, self.stop, evidence=True) for q in quotes]
         self._merged: dict[tuple[int, ...] | None, _Index] = {}
         self.quote_keys = (
             frozenset().union(*(p.keys for p in self.parts)) if self.parts else (frozenset())
@@ -100,7 +101,19 @@ class Auditor:
             return False
         if has_numbers:
             return True
-        return any(form in self.vocab.polarity_of for _, _, form in hits)
+        if any(form in self.vocab.polarity_of for _, _, form in hits):
+            return True
+        # a unit word and a number written without digits ("twenty seats", "五个席位")
+        vocab = self.vocab
+        if (
+            vocab.numeral_digits
+            and max(norm_answer) >= "\u3400"
+            and any(ch in vocab.numeral_digits for ch in norm_answer)
+        ):
+            return True
+        return bool(vocab.number_words) and any(
+            w in vocab.number_words for _, _, w in words_of(norm_answer)
+        )
 
     def audit(
         self,
@@ -145,6 +158,9 @@ class Auditor:
         missing, units = _numbers(ans, ix, computed_keys)
         if numbers:
             out.extend(missing)
+        else:
+            # the sentence gate checks digits itself, not numbers written as words
+            out.extend(v for v in missing if not any(ch.isdigit() for ch in v.token))
         out.extend(units)
         out.extend(_polarity_flips(ans, ix))
         out.extend(_unlimited(ans, ix, computed_keys))

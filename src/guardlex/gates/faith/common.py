@@ -3,6 +3,7 @@ items, name mentions and the comparable form of an extracted value."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -11,6 +12,7 @@ import regex
 
 from guardlex.errors import InputTooLargeError
 from guardlex.gates._text import (
+    _GROUPING,
     TIMEOUT,
     check_size,
     normalise,
@@ -99,7 +101,7 @@ def _value_tokens(value: Any) -> list[frozenset[str]] | None:
     if isinstance(value, float):
         text = repr(value)
         return number_readings(text[:-2] if text.endswith(".0") else text)
-    norm = normalise(str(value)).replace(" ", "") if isinstance(value, str) else ""
+    norm = normalise(str(value)).translate(_GROUPING) if isinstance(value, str) else ""
     if regex.fullmatch(r"\d+(?:[.,]\d+)*", norm, timeout=TIMEOUT):
         return number_readings(norm)
     return None
@@ -123,3 +125,27 @@ def documents_of(documents: Any) -> list[Evidence]:
     docs = [d if isinstance(d, Evidence) else Evidence.from_mapping(d) for d in items]
     check_size(sum(len(d.text) for d in docs), MAX_EVIDENCE_CHARS, "the evidence")
     return docs
+
+
+def _token_char(ch: str) -> bool:
+    """A character that continues a token: a letter, digit or mark outside Han (Chinese
+    has no word boundaries, so a Han neighbour never joins a token)."""
+    return (ch.isalnum() or unicodedata.category(ch)[0] == "M") and not _is_han(ch)
+
+
+def quoted(quote: str, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text`` exactly and starts and ends at token
+    boundaries there: "5 users" is not quoted by "25 users", nor "20 sea" by "20 seats"."""
+    if not quote:
+        return False
+    first, last = quote[0], quote[-1]
+    check_left, check_right = _token_char(first), _token_char(last)
+    pos = text.find(quote)
+    while pos != -1:
+        end = pos + len(quote)
+        left_ok = not check_left or pos == 0 or not _token_char(text[pos - 1])
+        right_ok = not check_right or end == len(text) or not _token_char(text[end])
+        if left_ok and right_ok:
+            return True
+        pos = text.find(quote, pos + 1)
+    return False

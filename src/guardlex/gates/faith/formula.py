@@ -10,6 +10,7 @@ from fractions import Fraction
 import regex
 
 from guardlex.gates._text import (
+    _GROUPING,
     TIMEOUT,
     normalise,
     number_readings,
@@ -124,7 +125,7 @@ def _computed(
     out: list[Violation] = []
     present = answer.keys
     for raw_value, formula in computed.items():
-        readings = number_readings(normalise(str(raw_value)).replace(" ", ""))
+        readings = number_readings(normalise(str(raw_value)).translate(_GROUPING))
         if len(readings) != 1:
             raise FormulaError(f"a computed value must be one number: {raw_value!r}")
         value_keys = readings[0]

@@ -16,11 +16,13 @@ from guardlex.gates._text import (
     require_str,
 )
 from guardlex.gates.extract import extract_facts
+from guardlex.gates.faith.accept import accept
 from guardlex.gates.faith.common import (
     MAX_NAME_CHARS,
+    UNLIMITED,
+    _packs,
     _value_tokens,
     documents_of,
-    mentions,
 )
 from guardlex.gates.types import (
     CONFLICT,
@@ -68,6 +70,9 @@ def in_force(documents: Sequence[Evidence], now: date | None = None) -> list[Evi
 
 
 def _value_key(value: Any) -> str:
+    # no number: null with an "unlimited"/"not applicable" quote, or "unlimited" itself
+    if value is None or (isinstance(value, str) and normalise(value) == UNLIMITED):
+        return "none"
     tokens = _value_tokens(value)
     if tokens is not None and len(tokens) == 1:
         return "number:" + min(tokens[0])
@@ -87,13 +92,14 @@ def resolve(
 ) -> Resolution:
     """Answer ``field`` from the documents in force; never choose between two values.
 
-    Only documents in force count (see ``in_force``), and only facts for ``field`` whose
-    quote is an exact substring of an in-force document with the fact's ``doc``. No
-    document in force: ``NO_HIT``. Documents but no such fact with a value:
-    ``HIT_BUT_UNANSWERABLE``. Two different values: ``CONFLICT``. Otherwise ``OK`` with
-    the value. ``facts=None`` runs the rule-based extractor (``extract_facts``) over the
-    documents in force. With ``subject`` (a plan, product or person), only facts whose
-    quote names it count, as in ``accept``.
+    Only documents in force count (see ``in_force``), and only facts for ``field`` that
+    ``accept`` admits against an in-force document with the fact's ``doc``: the quote an
+    exact substring at token boundaries, the value in the quote, the subject (when given)
+    named by it. A ``None`` value whose quote says the slot has no number ("unlimited",
+    "not applicable") is such a fact. No document in force: ``NO_HIT``. Documents but no
+    such fact: ``HIT_BUT_UNANSWERABLE``. Two different values: ``CONFLICT``. Otherwise
+    ``OK`` with the value (``None`` for a slot without a number). ``facts=None`` runs the
+    rule-based extractor (``extract_facts``) over the documents in force.
     """
     require_str(field, "field")
     require_str(subject, "subject", optional=True)
@@ -112,15 +118,15 @@ def resolve(
     for d in live:
         texts.setdefault(d.doc, []).append(d.text)
     wanted = normalise(field)
-    norm_subject = normalise(subject) if subject else ""
+    the_packs = _packs(packs)
     good = [
         f
         for f in fact_list
         if normalise(f.field) == wanted
-        and f.quote.strip()
-        and any(f.quote in t for t in texts.get(f.doc, ()))
-        and f.value is not None
-        and (not norm_subject or mentions(normalise(f.quote), norm_subject))
+        and any(
+            accept(f.field, f.value, f.quote, t, subject, packs=the_packs).ok
+            for t in texts.get(f.doc, ())
+        )
     ]
     if not good:
         return Resolution(field, HIT_BUT_UNANSWERABLE)
