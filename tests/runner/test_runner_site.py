@@ -127,6 +127,7 @@ def site_store(backend: str, tmp_path: Path) -> str:
     return str(tmp_path / "okafor.sqlite") if backend == ":memory:" else backend
 
 
+@pytest.mark.filterwarnings("ignore:.* deprecated - use")  # matplotlib's use of pyparsing
 def test_own_site_index_eval_calibrate_ask(
     site_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
