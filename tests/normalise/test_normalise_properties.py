@@ -8,7 +8,17 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from guardlex.normalise import explain, normalise, normalise_with_offsets
+from guardlex.normalise import (
+    MAX_VARIANTS,
+    confusable_fold,
+    count_words,
+    explain,
+    keywords,
+    normalise,
+    normalise_with_offsets,
+    variants,
+    visible_text,
+)
 from guardlex.normalise.steps import STEPS
 
 # Arbitrary text, plus text drawn from the characters where the steps interact:
@@ -24,11 +34,22 @@ _INTERESTING = (
     "०१९۰۹٠٩٫٬①²𝟘０９"
     " \u00a0\u202f\u3000\t\n\u2028\x1c\x00\x07"
     "ﻙﻱﷲﬁｶﾞㄱㅏ가\u1161\u11a8क़\u093c"
+    # the evasion defences: tags, other ignorables, fillers, look-alikes, letter shapes,
+    # stress marks, parenthesized and enclosed letters
+    "\U000e0041\U000e0020\U000e0001\U000e007f\U000e0100\ufe0f\u2064\u180e"
+    "\u115f\u1160\u3164\uffa0\u2800ᴀʀɪɑıɡȷօհꮲᏒ⒫⒜🅟ⓟھہۃەےۓڪںۆ"
+    "\u0300\u0301\u0340\u0341ѐѝЀЍ"
 )
 texts = st.one_of(
     st.text(),
     st.text(alphabet=st.sampled_from(_INTERESTING), max_size=40),
     st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
+)
+#: Any ``str`` at all, lone surrogates included.
+any_str = st.one_of(
+    st.text(alphabet=st.characters(categories=["Cs"]), max_size=10),
+    st.text(alphabet=st.one_of(st.characters(categories=["Cs"]), st.sampled_from(_INTERESTING))),
+    st.text(alphabet=st.characters(exclude_categories=[]), max_size=60),
 )
 
 
@@ -104,3 +125,48 @@ def test_non_str_is_a_type_error_naming_the_type(value: object) -> None:
     for func in (normalise, normalise_with_offsets, explain):
         with pytest.raises(TypeError, match=type(value).__name__):
             func(value)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300)
+@given(any_str)
+@example("a\ud800b")
+@example("\udcff\u200c\ud800")
+@example("价\ud800格")
+def test_every_public_function_is_total_on_any_str(text: str) -> None:
+    out = normalise(text)
+    assert normalise(out) == out
+    assert normalise_with_offsets(text).text == out
+    assert isinstance(count_words(text), int)
+    assert all(isinstance(k, str) for k in keywords(text))
+    got = variants(text, {"price", "charge"})
+    assert got[0] == out and 1 <= len(got) <= MAX_VARIANTS
+    assert visible_text(text) == visible_text(visible_text(text))
+    assert len(confusable_fold(text, {"price"})) == len(out)
+    explain(text)
+
+
+@settings(max_examples=300)
+@given(texts)
+@example("ب\u200c\u200fپ")
+@example("how\u3164much is\u3164it")
+def test_normalise_reads_exactly_the_visible_text(text: str) -> None:
+    assert normalise(visible_text(text)) == normalise(text)
+
+
+@settings(max_examples=200)
+@given(texts)
+def test_variants_are_distinct_deterministic_and_normalised_first(text: str) -> None:
+    got = variants(text)
+    assert got == variants(text)
+    assert got[0] == normalise(text)
+    assert len(set(got)) == len(got) <= MAX_VARIANTS
+
+
+@settings(max_examples=200)
+@given(texts)
+def test_confusable_fold_changes_letters_only(text: str) -> None:
+    out = normalise(text)
+    folded = confusable_fold(text, {"phone", "price", "cop", "how", "charge"})
+    assert len(folded) == len(out)
+    for a, b in zip(out, folded, strict=True):
+        assert a == b or (a.isalpha() and b.isascii() and b.isalpha())

@@ -174,7 +174,7 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
 
     A text longer than ``MAX_VARIANTS_CHARS`` raises ``InputTooLargeError``.
 
-    >>> variants("What is her p r i c e?")
+    >>> variants("What is her p r i c e?")[:2]
     ('what is her p r i c e?', 'what is her price?')
     >>> variants("pr1ce")
     ('pr1ce', 'price', 'prlce')
