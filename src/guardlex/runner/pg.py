@@ -56,6 +56,8 @@ _LOCK_KEY = int.from_bytes(hashlib.sha256(b"guardlex-migrations").digest()[:8], 
 CONNECT_TIMEOUT_S = 5
 #: HNSW search breadth: at least the candidates retrieval asks for (64), with margin.
 EF_SEARCH = 128
+#: ``maintenance_work_mem`` for the HNSW build (this transaction only).
+HNSW_BUILD_MEMORY = "512MB"
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -349,6 +351,8 @@ class PgStore:
                         )
                     if progress is not None:
                         progress(start + len(part), total)
+            # the graph is built in memory when it fits (much faster than on disk)
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
             conn.execute(
                 "CREATE INDEX gl_chunks_vec ON gl_chunks USING hnsw (vec vector_cosine_ops)"
             )
