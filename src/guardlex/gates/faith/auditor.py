@@ -143,7 +143,8 @@ class Auditor:
                 raise InputTooLargeError(
                     f"computed has {len(computed)} entries; the limit is {MAX_COMPUTED}."
                 )
-            for formula in computed.values():
+            for value, formula in computed.items():
+                check_size(str(value), MAX_NAME_CHARS, "a computed value")
                 check_size(str(formula), MAX_NAME_CHARS, "a formula")
         ans = analyse(
             answer,

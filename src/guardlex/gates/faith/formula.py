@@ -37,6 +37,11 @@ _OPS = {
 }
 
 
+#: Deepest nesting of brackets and signs ``evaluate`` reads (a parser's recursion is
+#: bounded by it, so a deep formula is a ``FormulaError``, never a ``RecursionError``).
+MAX_FORMULA_DEPTH = 100
+
+
 def _fraction(token: str) -> Fraction:
     readings = number_readings(token)
     if len(readings) != 1:
@@ -74,15 +79,26 @@ def evaluate(formula: str) -> tuple[Fraction, list[str]]:
         index += 1
         return tokens[index - 1]
 
+    depth = 0
+
     def atom() -> Fraction:
+        nonlocal depth
         tok = take()
-        if tok == "(":
-            val = expr()
-            if take() != ")":
-                raise FormulaError(f"the formula {formula!r} has unbalanced brackets")
-            return val
-        if tok == "-":
-            return -atom()
+        if tok in ("(", "-"):
+            depth += 1
+            if depth > MAX_FORMULA_DEPTH:
+                raise FormulaError(
+                    f"the formula nests brackets or signs more than {MAX_FORMULA_DEPTH} deep"
+                )
+            try:
+                if tok == "-":
+                    return -atom()
+                val = expr()
+                if take() != ")":
+                    raise FormulaError(f"the formula {formula!r} has unbalanced brackets")
+                return val
+            finally:
+                depth -= 1
         if tok[0].isdigit():
             return _fraction(tok)
         raise FormulaError(

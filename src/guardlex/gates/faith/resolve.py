@@ -38,10 +38,13 @@ from guardlex.gates.types import (
 # -- resolve --------------------------------------------------------------------------
 
 
-def _version_key(version: str | None) -> tuple[int, tuple[int, ...], str]:
+def _version_key(version: str | None) -> tuple[int, tuple[tuple[int, str], ...], str]:
     if version is None:
         return (0, (), "")
-    nums = tuple(int(x) for x in regex.findall(r"\d+", version, timeout=TIMEOUT))
+    # Each digit run compared as a number without int(): (length, digits) orders
+    # non-negative integers of any length (5,000 digits would exceed int()'s limit).
+    runs = regex.findall(r"\d+", version, timeout=TIMEOUT)
+    nums = tuple((len(d), d) for d in (r.lstrip("0") or "0" for r in runs))
     return (1, nums, version)
 
 
