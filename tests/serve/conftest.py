@@ -256,3 +256,86 @@ def model_server() -> Iterator[FakeModelServer]:
     server = FakeModelServer().start()
     yield server
     server.stop()
+
+
+# ---------------------------------------------------------------- live server
+
+
+class LiveServer:
+    """uvicorn serving an app on 127.0.0.1 in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.app = app
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LiveServer:
+        self.thread.start()
+        end = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > end or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def make_app(runner: Runner, **kw: Any) -> Any:
+    from guardlex.serve.app import ServeSettings, create_app
+
+    limiter = kw.pop("rate_limiter", None)
+    conversations = kw.pop("conversations", None)
+    return create_app(
+        runner, rate_limiter=limiter, settings=ServeSettings(**kw), conversations=conversations
+    )
+
+
+def post_sse(
+    url: str, body: Any, headers: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> tuple[int, dict[str, str], list[tuple[str, Any, float]]]:
+    """POST ``body`` and read the server-sent events with a plain client (http.client):
+    (status, headers, [(event, data, seconds since the request)]), or the JSON error."""
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    hdrs = {"Content-Type": "application/json", **(headers or {})}
+    t0 = time.monotonic()
+    conn.request("POST", parts.path, body=raw, headers=hdrs)
+    resp = conn.getresponse()
+    rh = {k.lower(): v for k, v in resp.getheaders()}
+    if resp.status != 200:
+        data = json.loads(resp.read() or b"null")
+        conn.close()
+        return resp.status, rh, [("error", data, time.monotonic() - t0)]
+    events: list[tuple[str, Any, float]] = []
+    name, data = "message", ""
+    while True:
+        line = resp.readline()
+        if not line:
+            break
+        text = line.decode("utf-8").rstrip("\n")
+        if text.startswith("event:"):
+            name = text[6:].strip()
+        elif text.startswith("data:"):
+            data += text[5:].strip()
+        elif text == "" and data:
+            events.append((name, json.loads(data), time.monotonic() - t0))
+            name, data = "message", ""
+    conn.close()
+    return resp.status, rh, events

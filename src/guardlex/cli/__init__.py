@@ -27,6 +27,7 @@ COMMANDS = (
     "ask",
     "eval",
     "calibrate",
+    "serve",
 )
 
 

@@ -74,7 +74,7 @@ class TurnEvent:
     - ``sentence``: a released sentence (``text``, markers stripped; ``markers``);
     - ``stop``: the gate stopped the answer (``reason``; ``message``: the fixed text);
     - ``truncated``: the stream ended mid-sentence (``message``);
-    - ``refused``: a refusal (``message``; the category is on the answer);
+    - ``refused``: a refusal (``message``; ``reason``: the category);
     - ``message``: another fixed text (below threshold, budget, model error, rate limit;
       ``code`` says which);
     - ``answer``: the final :class:`Answer` (always last).
@@ -630,7 +630,7 @@ async def _agenerate(
     trace: list[str],
     extras: dict[str, Any],
     ok_code: str,
-) -> AsyncIterator[TurnEvent]:
+) -> AsyncGenerator[TurnEvent, None]:
     """Budget guard, model, sentence gate: ``Runner._generate`` on the event loop."""
     prompt = Prompt(question, tuple(s.text for s in sources), loc, runner.max_output_tokens, kind)
     decision = await asyncio.to_thread(
@@ -774,7 +774,8 @@ async def turn_events(
         ans = plan.final
         yield TurnEvent("route", route=route, locale=ans.locale)
         kind = "refused" if ans.code == REFUSED else "message"
-        yield TurnEvent(kind, text=ans.text, message=ans.text, code=ans.code)
+        reason = ans.category if kind == "refused" else None
+        yield TurnEvent(kind, text=ans.text, message=ans.text, code=ans.code, reason=reason)
         yield TurnEvent("answer", answer=ans)
         return
     assert plan.generate is not None
