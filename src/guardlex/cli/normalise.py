@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 
 _DESCRIPTION = """\
-Print the normalised form of TEXT (SPEC §3), the form every rule, stopword list and
+Print the normalised form of TEXT (docs/normalise.md), the form every rule, stopword list and
 value check works on. Without TEXT, or with "-", read standard input and normalise
 it line by line. Input bytes that are not valid UTF-8 are kept as lone surrogates
 (errors="surrogateescape"), normalised like any other character, and written back as

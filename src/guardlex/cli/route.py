@@ -9,7 +9,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p = sub.add_parser(
         "route",
         help="route a question: refuse, overview or retrieve",
-        description="Route a question with the locale packs (SPEC section 5).",
+        description="Route a question with the locale packs (docs/packs.md).",
     )
     p.add_argument("text", nargs="?", help="the question (omit with --jsonl)")
     p.add_argument("--previous", metavar="TEXT", help="the previous question of the conversation")

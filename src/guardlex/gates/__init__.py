@@ -1,4 +1,4 @@
-"""The two deterministic output gates (SPEC §7 and §8); no model takes part in a decision.
+"""The two deterministic output gates (docs/gates.md); no model takes part in a decision.
 
 * ``SentenceGate``: streams an answer sentence by sentence and releases only sentences
   whose markers, values and person check out against the numbered sources.

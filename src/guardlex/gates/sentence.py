@@ -1,6 +1,6 @@
 """The streaming sentence gate: hold text until a sentence ends, check it, release it.
 
-Four checks, each a fact about strings (SPEC §7), in this order:
+Four checks, each a fact about strings (docs/gates.md), in this order:
 
 1. ``marker_out_of_range``: every citation marker ``[n]`` names a supplied source
    (``1 <= n <= len(sources)``; ``[1][3]`` and ``[1, 3]`` cite two);

@@ -1,4 +1,4 @@
-"""The one normaliser of guardlex (SPEC §3), word counting and keyword extraction.
+"""The one normaliser of guardlex (docs/normalise.md), word counting and keyword extraction.
 
 Every rule, stopword list, lexicon and value check works on ``normalise(text)``.
 ``normalise_with_offsets`` maps each output character back to the input, ``explain``

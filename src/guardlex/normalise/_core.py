@@ -208,7 +208,7 @@ def _is_fixed(s: str) -> bool:
 
 
 def normalise(text: str) -> str:
-    """Normalise ``text`` as SPEC §3 describes; every rule works on this form.
+    """Normalise ``text`` as docs/normalise.md describes; every rule works on this form.
 
     Idempotent and total: any ``str`` of at most ``MAX_CHARS`` characters is accepted
     (lone surrogates and control characters pass through; they are not format

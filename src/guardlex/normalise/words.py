@@ -68,7 +68,7 @@ _KEY_TOKENS = rf"([{HAN_CLASS}]+)|([[\p{{L}}\p{{M}}\p{{N}}]--[{HAN_CLASS}]]+)"
 
 
 def count_words(text: str) -> int:
-    """Count words as SPEC §3 defines them, on the normalised text.
+    """Count words as docs/normalise.md defines them, on the normalised text.
 
     Tokens are separated by spaces; punctuation-only tokens count 0; inside a token a
     run of n Han characters counts ceil(2n/3) (an average Chinese word is about 1.5

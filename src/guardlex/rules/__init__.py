@@ -1,4 +1,4 @@
-"""Locale packs: loading, checking, compiling and matching (SPEC §4-5).
+"""Locale packs: loading, checking, compiling and matching (docs/packs.md).
 
 ``load_packs`` is the entry point::
 

@@ -1,4 +1,4 @@
-"""Parsing templates (rule language 2, SPEC §4) into the typed tree of ``tree``.
+"""Parsing templates (rule language 2, docs/packs.md) into the typed tree of ``tree``.
 
 A template is written in the natural orthography of its language::
 

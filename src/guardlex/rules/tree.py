@@ -1,4 +1,4 @@
-"""The typed tree a template parses into (rule language 2, SPEC §4).
+"""The typed tree a template parses into (rule language 2, docs/packs.md).
 
 Every node is a frozen dataclass carrying ``loc``: the pack file, line and column where
 it was written, so the compiler and the linter can point a linguist at the exact spot.

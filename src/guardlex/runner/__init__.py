@@ -1,4 +1,4 @@
-"""The reference RAG runner (SPEC section 6): an embedded store, hybrid retrieval, the
+"""The reference RAG runner (docs/runner.md): an embedded store, hybrid retrieval, the
 pipeline from routing to the sentence gate, cost controls, models and the evaluation.
 
 Needs the ``runner`` extra (numpy). Names are resolved lazily so that importing this

@@ -2,7 +2,7 @@
 
 The answerable and no-evidence questions of a golden set go through routing and the
 store's retrieval exactly as a turn would (no model is called); for each, the best
-bounded value (max of cosine and keyword coverage over the returned chunks, SPEC §6) is
+bounded value (max of cosine and keyword coverage over the returned chunks, docs/runner.md) is
 recorded. A threshold ``t`` keeps an answerable question when its value is >= t and
 stops a no-evidence question when its value is < t.
 

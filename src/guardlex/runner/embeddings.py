@@ -293,7 +293,7 @@ def check_embedder_name(name: str) -> str:
     """Return the canonical name of embedder ``name`` or raise :class:`RunnerError`.
 
     Checked before any turn: a typo is the user's mistake and gets an error. The
-    keyword-only fallback is for an embedder that fails while running (SPEC §6).
+    keyword-only fallback is for an embedder that fails while running (docs/runner.md).
     """
     if name.startswith("hashing-bow-"):
         dim = name.rsplit("-", 1)[1]

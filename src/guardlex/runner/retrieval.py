@@ -1,4 +1,4 @@
-"""Hybrid retrieval exactly as SPEC section 6.
+"""Hybrid retrieval exactly as docs/runner.md describes it.
 
 Two rankings (dense cosine and keyword coverage) are fused with reciprocal rank fusion
 (k = 60) to decide the *order* only. The threshold never looks at the fusion score: each
