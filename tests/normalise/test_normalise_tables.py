@@ -129,6 +129,20 @@ def test_byte_classes_never_miss_a_latin_mark_or_mixed_script_character() -> Non
             assert cls in "GX", hex(cp)
 
 
+def test_general_punctuation_is_never_a_letter_or_mark_after_nfkc() -> None:
+    """The byte-class check ignores UTF-8 E2 80 / E2 81 (U+2000-U+207F)."""
+    letter_or_mark = regex.compile(r"[\p{L}\p{M}]")
+    fused = _tables.fused_map()
+    for cp in range(0x2000, 0x2080):
+        ch = chr(cp)
+        if unicodedata.normalize("NFKC", ch) != ch:
+            continue
+        produced = ch + ch.casefold() + (fused.get(cp) or "")
+        assert not letter_or_mark.search(produced), hex(cp)
+    assert not _core._maybe_marked_or_mixed("می\u200cخواهم \u200fقیمت".encode())
+    assert _core._maybe_marked_or_mixed("\u200ca\u0301".encode())
+
+
 def test_every_space_character_becomes_a_plain_space_before_collapsing() -> None:
     """The fast path collapses only runs of U+0020: every other character that
     ``str.isspace`` accepts must reach it as U+0020 (through NFKC or the table)."""

@@ -87,6 +87,10 @@ def _maybe_marked_or_mixed(b: bytes) -> bool:
     with a stress mark, or mixed scripts."""
     t = b.translate(_BYTE_CLASSES)
     if b"X" in t:
+        if b"\xe2\x80" in b or b"\xe2\x81" in b:
+            # U+2000-U+207F (ZWNJ, bidi marks, dashes, quotes): after NFKC never a
+            # letter or a mark, so they do not count (a test checks every one).
+            return _maybe_marked_or_mixed(b.replace(b"\xe2\x80", b"").replace(b"\xe2\x81", b""))
         return True
     if b"L" in t:
         return b"M" in t or b"G" in t or b"C" in t
@@ -499,35 +503,31 @@ def normalise_with_offsets(text: str) -> Normalised:
     """
     s = _check(text, "normalise_with_offsets")
     check_length(s, MAX_OFFSETS_CHARS, "normalise_with_offsets")
-    if s.isascii():  # as in _one_pass: only case and whitespace can change
-        units = _u_whitespace([(ch.lower(), i, i + 1) for i, ch in enumerate(s)])
-        return _normalised(units, len(s))
     if not _Fused.ready:
         _Fused.load()
+    if s.isascii():
+        fast = _fast_offsets(s, s, False)
+        if fast is not None:
+            return fast
     normalised = unicodedata.is_normalized("NFKC", s)
+    in_place = s  # s with NFKC applied, when NFKC maps character to character
     if not normalised:
-        _check_expanded(
-            unicodedata.normalize("NFKC", s), MAX_OFFSETS_CHARS, "normalise_with_offsets"
-        )
+        nfkc = unicodedata.normalize("NFKC", s.translate(_Fused.paren))
+        _check_expanded(nfkc, MAX_OFFSETS_CHARS, "normalise_with_offsets")
+        if len(nfkc) == len(s):
+            one = s.translate(_nfkc_one())
+            if one == nfkc:
+                in_place, normalised = one, True
     fillers = not _FILLERS.isdisjoint(s)
-    if (
-        not fillers
-        and "\u200c" not in s
-        and normalised
-        and not _maybe_marked_or_mixed(s.encode("utf-8", "surrogatepass"))
-    ):
-        # The common case, as in _one_pass: one table lookup per character, then
-        # whitespace. Anything subtler takes the general path below.
-        units = []
-        for i, ch in enumerate(s):
-            rep = _FUSED_CHAR[ch]
-            if rep == ch:
-                units.append((ch, i, i + 1))
-            else:
-                units.extend((c, i, i + 1) for c in rep)
-        units = _u_whitespace(units)
-        if _is_fixed("".join([u[0] for u in units])):
-            return _normalised(units, len(s))
+    if normalised and not fillers:
+        b = in_place.encode("utf-8", "surrogatepass")
+        if not _maybe_marked_or_mixed(b):
+            # The common case, as in _one_pass: one table lookup per character, then
+            # whitespace. Anything subtler takes the general path below.
+            placed = _zwnj_in_place(in_place) if T.ZWNJ in in_place else in_place
+            fast = _fast_offsets(s, placed, b"\xf3" in b)
+            if fast is not None:
+                return fast
     units = [(ch, i, i + 1) for i, ch in enumerate(s)]
     if fillers:
         units = _u_visible(units)
@@ -544,6 +544,121 @@ def normalise_with_offsets(text: str) -> Normalised:
 
 
 _FILLERS = frozenset(T.FILLERS)
+
+# The fast path of normalise_with_offsets keeps every character in place: a character
+# the fused table deletes becomes _GONE, one it expands (ß -> ss) stops the fast path.
+_GONE = "\uffff"
+_MANY = "\ufffe"
+_RUN = r"[^ \uffff]+"
+
+
+@cache
+def _place_tables() -> tuple[list[str | int], dict[int, str | int]]:
+    def place(v: str | int | None) -> str | int:
+        if v is None:
+            return _GONE
+        if isinstance(v, str) and len(v) != 1:
+            return _MANY
+        return v
+
+    lst, astral = T.fused_table()
+    return [place(v) for v in lst], {k: place(v) for k, v in astral.items()}
+
+
+@cache
+def _nfkc_one() -> list[str | int]:
+    """Per character: its NFKC when that is one character (parenthesized letters: the
+    letter), else itself. Translating with it equals NFKC when no character composes
+    with its neighbours or expands; the caller checks that."""
+    table: list[str | int] = list(range(_LIST_SIZE))
+    paren = T.parenthesized_letters()
+    for cp in range(_LIST_SIZE):
+        ch = chr(cp)
+        k = paren.get(ch) or unicodedata.normalize("NFKC", ch)
+        if len(k) == 1 and k != ch:
+            table[cp] = k
+    return table
+
+
+_LIST_SIZE = 0x20000
+
+
+def _zwnj_in_place(s: str) -> str:
+    """Step 6 as in ``_split_zwnj_early``, but each ZWNJ becomes a space or _GONE."""
+    letters = _Fused.letters
+    skip = _Fused.skip
+    n = len(s)
+    out: list[str] = []
+    pos = 0
+    i = s.find(T.ZWNJ)
+    while i != -1:
+        k = i - 1
+        while k >= 0 and s[k] in skip:
+            k -= 1
+        j = i + 1
+        while j < n and s[j] in skip:
+            j += 1
+        out.append(s[pos:i])
+        both = k >= 0 and j < n and s[k] in letters and s[j] in letters
+        out.append(" " if both else _GONE)
+        pos = i + 1
+        i = s.find(T.ZWNJ, pos)
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def _fast_offsets(s: str, placed: str, astral: bool) -> Normalised | None:
+    """Offsets without per-character objects, when no character expands.
+
+    ``placed`` is ``s`` with step 6 applied in place (same length). Returns None when
+    the fast path does not apply (a character expands, a sentinel occurs in the input,
+    or the result would need a second pass).
+    """
+    if _GONE in s or _MANY in s:
+        return None
+    lst, ast = _place_tables()
+    t = placed.translate(lst)
+    if astral:
+        t = t.translate(ast)
+    if _MANY in t:
+        return None
+    n = len(s)
+    if "  " not in t and t[:1] != " " and t[-1:] != " ":
+        if _GONE not in t:
+            if not _is_fixed(t):
+                return None
+            return Normalised(t, tuple(range(n)), tuple(range(1, n + 1)), n)
+        text = t.replace(_GONE, "")
+        if "  " not in text and text[:1] != " " and text[-1:] != " ":
+            if not _is_fixed(text):
+                return None
+            kept: list[int] = []
+            pos = 0
+            for piece in t.split(_GONE):
+                kept.extend(range(pos, pos + len(piece)))
+                pos += len(piece) + 1
+            return Normalised(text, tuple(kept), tuple([k + 1 for k in kept]), n)
+    parts: list[str] = []
+    offsets: list[int] = []
+    ends: list[int] = []
+    prev = -1
+    for m in S._re(_RUN).finditer(t, timeout=S.timeout_for(t)):
+        a, b = m.span()
+        if prev >= 0 and a > prev:
+            gap = t[prev:a]
+            first = gap.find(" ")
+            if first >= 0:
+                parts.append(" ")
+                offsets.append(prev + first)
+                ends.append(prev + gap.rfind(" ") + 1)
+        parts.append(m.group())
+        offsets.extend(range(a, b))
+        ends.extend(range(a + 1, b + 1))
+        prev = b
+    text = "".join(parts)
+    if not _is_fixed(text):
+        return None
+    return Normalised(text, tuple(offsets), tuple(ends), n)
 
 
 def _normalised(units: list[_Unit], source_length: int) -> Normalised:
