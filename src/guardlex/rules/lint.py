@@ -14,28 +14,29 @@ Messages follow ``path:line: what is wrong, and what to do``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import regex
 
 from guardlex.errors import PackError
 from guardlex.rules._schema import FILE_KINDS, PackFile, read_pack_file
-from guardlex.rules._text import is_han, normalise
-from guardlex.rules.anchors import rule_anchors
+from guardlex.rules._text import normalise
 from guardlex.rules.checks import (
     backtracking_risks,
     rewritten_chars,
     rule_groups,
 )
-from guardlex.rules.compile import SUBJECT, ZWNJ, normalise_literal, pattern_source
+from guardlex.rules.compile import pattern_source
 from guardlex.rules.loader import (
     SHIPPED_DIR,
     LocaleData,
     RuleSpec,
     _merge_file,
     discover,
+    load_locale,
     schema_problems,
 )
 from guardlex.rules.locale_info import (
@@ -97,128 +98,80 @@ class Finding:
         return asdict(self)
 
 
-# -- phrase checks ----------------------------------------------------------------------
-
-_PHRASE_REGEXY = regex.compile(r"[\\()\[\]|*+^$]")
-
-
-def phrase_tokens(phrase: str) -> tuple[str, ...]:
-    """The normalised tokens of a phrase (``{subject}`` and ``...`` kept as tokens)."""
-    out: list[str] = []
-    for part in regex.split(r"(\{subject\}|\.\.\.|…)", phrase, timeout=1.0):
-        if part == SUBJECT:
-            out.append(SUBJECT)
-        elif part in ("...", "…"):
-            out.append("...")
-        else:
-            lit = normalise_literal(part).replace(ZWNJ, "")
-            out.extend(t for t in lit.split(" ") if t)
-    return tuple(out)
-
-
-def _contains(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
-    if len(small) > len(big) or not small:
-        return False
-    if all(is_han(t[0]) for t in small + big if t not in (SUBJECT, "...")):
-        return "".join(small) in "".join(big)
-    return any(big[k : k + len(small)] == small for k in range(len(big) - len(small) + 1))
-
-
 # -- the linter ---------------------------------------------------------------------------
 
 
-def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
-    from guardlex.rules import _state, compile_locale
-
-    # compile each rule alone to run its examples and check its sources
-    from guardlex.rules.compile import proclitic_source, rule_sources, subject_source
-
-    names = example_subject_names(data.info)
-    info = data.info or LocaleInfo(code=data.code)
-    subject = subject_source(
-        data.lexicon.get("pronouns", []), names, info.titles, info.titles_after
-    )
-    proclitics = proclitic_source(data.lexicon.get("proclitics", []))
-    own: dict[str, regex.Pattern[str] | None] = {}
+def _regex_findings(data: LocaleData, findings: list[Finding]) -> None:
+    """The escape hatch: regexes normalisation makes unmatchable, invalid or slow ones."""
     for rule in data.rules:
-        for pat, line in zip(rule.patterns, rule.pattern_lines, strict=True):
+        for pat, line in zip(rule.patterns, rule.pattern_lines, strict=False):
             for written, norm in rewritten_chars(pat):
                 findings.append(
                     Finding(
                         rule.path,
                         line,
-                        "ERROR",
-                        f"pattern of rule '{rule.id}' contains {written!r}, which normalisation "
+                        ERROR,
+                        f"regex of rule '{rule.id}' contains {written!r}, which normalisation "
                         f"turns into {norm!r}, so it can never match; write {norm!r} instead",
                     )
                 )
             for risk in backtracking_risks(pat):
-                findings.append(
-                    Finding(rule.path, line, "ERROR", f"pattern of rule '{rule.id}': {risk}")
-                )
+                message = f"regex of rule '{rule.id}': {risk}"
+                findings.append(Finding(rule.path, line, ERROR, message))
             try:
-                regex.compile(pattern_source(pat, subject))
+                regex.compile(pattern_source(pat, "(?:s)"))
             except regex.error as exc:
                 findings.append(
                     Finding(
                         rule.path,
                         line,
-                        "ERROR",
-                        f"pattern of rule '{rule.id}' is not a valid regular expression "
-                        f"({exc}); fix its syntax",
+                        ERROR,
+                        f"regex of rule '{rule.id}' is not a valid regular expression "
+                        f"({exc}); fix its syntax, or write a template",
                     )
                 )
-        for phrase, line in zip(rule.phrases, rule.phrase_lines, strict=True):
-            if _PHRASE_REGEXY.search(phrase, timeout=1.0):
-                findings.append(
-                    Finding(
-                        rule.path,
-                        line,
-                        "WARNING",
-                        f"phrase {phrase!r} of rule '{rule.id}' contains regex syntax, but phrases "
-                        "are matched as literal text; move it to 'patterns' or remove the symbols",
-                    )
-                )
-            if not normalise(phrase.replace(SUBJECT, "").replace("...", "")).strip():
-                findings.append(
-                    Finding(
-                        rule.path,
-                        line,
-                        "ERROR",
-                        f"phrase {phrase!r} of rule '{rule.id}' is empty after "
-                        "normalisation; write words",
-                    )
-                )
-        sources = rule_sources(rule.phrases, rule.patterns, subject, proclitics)
-        if rule.enabled and rule_anchors(sources) is None:
-            findings.append(
-                Finding(
-                    rule.path,
-                    rule.line,
-                    WARNING,
-                    f"rule '{rule.id}' has a phrase or pattern without fixed text (e.g. only "
-                    "\\w+ or a class), so it runs on every question; add a literal word",
-                )
-            )
-        try:
-            own[rule.id] = regex.compile(
-                "|".join(
-                    f"(?:{s})"
-                    for s in rule_sources(rule.phrases, rule.patterns, subject, proclitics)
-                )
-            )
-        except regex.error:
-            own[rule.id] = None
 
-    compiled = compile_locale(data, names)
+
+def _own_hit(packs: Any, rule: RuleSpec, text: str) -> bool | None:
+    """Whether ``rule`` itself matches ``text`` (None: the engine cannot tell)."""
+    try:
+        from guardlex.rules.matcher import sanitise
+
+        m = packs.matcher()
+        compiled = [
+            r
+            for r in m.rules
+            if r.id == rule.id and r.locale == rule.locale and r.section == rule.section
+        ]
+        if not compiled:
+            return None
+        occ = m.occurrences(sanitise(normalise(text)))
+        return m.evaluate(compiled[0], occ) is not None
+    except (AttributeError, ImportError, TypeError):
+        return None
+
+
+def _example_findings(data: LocaleData, findings: list[Finding]) -> Any:
+    """Each rule's own examples, routed with only this locale loaded; the packs (or None
+    when the locale does not compile, reported as an error)."""
+    from guardlex.rules import _state, compile_locale
     from guardlex.rules.engine import Packs
 
-    packs = Packs([_state(compiled)], names, {data.code: info})
+    names = example_subject_names(data.info)
+    info = data.info or LocaleInfo(code=data.code)
+    try:
+        packs = Packs([_state(compile_locale(data, names))], names, {data.code: info})
+        packs.route("x")
+    except PackError as exc:
+        message = str(exc)
+        if exc.path and message.startswith(f"{exc.path}:"):
+            message = message.split(": ", 1)[-1]
+        findings.append(Finding(exc.path or str(data.code), exc.line or 1, ERROR, message))
+        return None
     for rule in data.active_rules():
-        pattern = own.get(rule.id)
+        want = "refuse" if rule.section == "refusal" else "overview"
         for example in rule.match:
             route = packs.route(example)
-            want = "refuse" if rule.section == "refusal" else "overview"
             if route.kind != want or (want == "refuse" and route.category != rule.category):
                 got = route.kind + (f"/{route.category}" if route.category else "")
                 by = f" by rule '{route.rule_id}'" if route.rule_id else ""
@@ -226,37 +179,36 @@ def _rule_findings(data: LocaleData, findings: list[Finding]) -> None:
                     Finding(
                         rule.path,
                         rule.line,
-                        "ERROR",
+                        ERROR,
                         f"example {example!r} of rule '{rule.id}' should route to "
                         f"{want}{'/' + rule.category if rule.category else ''} "
                         f"but routes to {got}{by}; "
-                        "add a phrase or pattern that catches it, or move the example",
+                        "add a template that catches it, or move the example",
                     )
                 )
-            elif pattern is not None and not _search(pattern, example):
+            elif route.rule_id != rule.id and _own_hit(packs, rule, example) is False:
                 findings.append(
                     Finding(
                         rule.path,
                         rule.line,
-                        "WARNING",
+                        WARNING,
                         f"example {example!r} of rule '{rule.id}' is caught by rule "
                         f"'{route.rule_id}', "
-                        "not by this rule; add a phrase here or move the example to that rule",
+                        "not by this rule; add a template here or move the example to that rule",
                     )
                 )
         for example in rule.no_match:
-            if pattern is not None and _search(pattern, example):
+            if _own_hit(packs, rule, example):
                 findings.append(
                     Finding(
                         rule.path,
                         rule.line,
-                        "ERROR",
+                        ERROR,
                         f"no_match example {example!r} is caught by rule '{rule.id}'; "
-                        "make the phrases or patterns more specific",
+                        "make its templates more specific, or add a 'none' guard",
                     )
                 )
-
-    _shadow_findings(data, findings)
+    return packs
 
 
 def _duplicate_ids(pf: PackFile, seen: dict[str, tuple[str, int]]) -> list[Finding]:
@@ -284,62 +236,10 @@ def _duplicate_ids(pf: PackFile, seen: dict[str, tuple[str, int]]) -> list[Findi
     return out
 
 
-def _search(pattern: regex.Pattern[str], text: str) -> bool:
-    return pattern.search(normalise(text), timeout=1.0) is not None
-
-
-def _shadow_findings(data: LocaleData, findings: list[Finding]) -> None:
-    groups: dict[str, list[tuple[RuleSpec, tuple[str, ...], int, str]]] = {}
-    for rule in data.active_rules():
-        group = rule.category or "overview"
-        for phrase, line in zip(rule.phrases, rule.phrase_lines, strict=True):
-            groups.setdefault(group, []).append((rule, phrase_tokens(phrase), line, phrase))
-        for pat, line in zip(rule.patterns, rule.pattern_lines, strict=True):
-            groups.setdefault(group, []).append((rule, ("\0pattern", pat), line, pat))
-    for entries in groups.values():
-        for a_i, (ra, ta, _la, pa) in enumerate(entries):
-            for b_i, (rb, tb, lb, pb) in enumerate(entries):
-                if a_i == b_i:
-                    continue
-                same = ta == tb
-                if same and a_i > b_i:
-                    continue
-                if same:
-                    where = "in the same rule" if ra is rb else f"in rule '{ra.id}'"
-                    findings.append(
-                        Finding(
-                            rb.path,
-                            lb,
-                            "WARNING",
-                            f"{pb!r} (rule '{rb.id}') is written twice ({where}); remove one",
-                        )
-                    )
-                elif (
-                    ra is not rb
-                    and ta[0] != "\0pattern"
-                    and tb[0] != "\0pattern"
-                    and _contains(ta, tb)
-                ):
-                    findings.append(
-                        Finding(
-                            rb.path,
-                            lb,
-                            "WARNING",
-                            f"phrase {pb!r} of rule '{rb.id}' is shadowed by {pa!r} of rule "
-                            f"'{ra.id}', which matches whenever it does; remove the longer phrase "
-                            "or merge the rules",
-                        )
-                    )
-
-
-def _first_person_findings(data: LocaleData, findings: list[Finding]) -> None:
+def _first_person_findings(data: LocaleData, findings: list[Finding], packs: Any) -> None:
     fp_file = next((f for f in data.files if f.kind == "first_person"), None)
-    if fp_file is None:
+    if fp_file is None or packs is None:
         return
-    from guardlex.rules import _state, compile_locale
-    from guardlex.rules.engine import Packs
-
-    packs = Packs([_state(compile_locale(data))])
     examples = data.first_person.get("examples") or {}
     for example in examples.get("match") or ():
         if packs.first_person(example, locale=data.code) is None:
@@ -366,22 +266,49 @@ def _first_person_findings(data: LocaleData, findings: list[Finding]) -> None:
             )
 
 
-def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> list[Finding]:
-    """Lint one locale merged over ``folders``; file-level checks only for ``check``."""
-    findings: list[Finding] = []
-    data = LocaleData(code=code)
-    try:
-        data.info = merge_locale_info(code, folders)
-    except PackError:
-        data.info = None  # the schema check of locale.yaml below reports it with its line
-    broken = False
+def _routing_findings(
+    data: LocaleData, packs: Any, routing_dir: Path | None, findings: list[Finding]
+) -> None:
+    """Every active rule should be hit by at least one case of the locale's routing file."""
+    if packs is None or routing_dir is None:
+        return
+    path = routing_dir / f"{data.code}.yaml"
+    if not path.is_file():
+        return
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    hit: set[str] = set()
+    for case in doc.get("cases") or []:
+        if isinstance(case, dict) and isinstance(case.get("text"), str):
+            route = packs.route(case["text"], case.get("previous"))
+            if route.rule_id:
+                hit.add(route.rule_id)
+    for rule in data.active_rules():
+        if rule.id not in hit:
+            findings.append(
+                Finding(
+                    rule.path,
+                    rule.line,
+                    WARNING,
+                    f"rule '{rule.id}' is not hit by any routing case in {path}; add a "
+                    "question it must catch there (or the rule is dead)",
+                )
+            )
+
+
+def _read_folder(
+    code: str, folder: Path, check: bool, data: LocaleData, findings: list[Finding]
+) -> bool:
+    """Read, check and merge one folder's files; False when one of them is broken."""
+    ok = True
     ids_seen: dict[str, tuple[str, int]] = {}
-    for folder in folders:
-        for kind in FILE_KINDS:
-            path = folder / f"{kind}.yaml"
+    for kind in FILE_KINDS:
+        for suffix in ("", ".generated"):
+            path = folder / f"{kind}{suffix}.yaml"
             if not path.is_file():
                 # concepts are optional: a locale may write its rules with templates only
-                if kind != "concepts" and folder == folders[0] and folder in check:
+                if not suffix and kind != "concepts" and check:
                     findings.append(
                         Finding(
                             str(folder),
@@ -394,29 +321,78 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
             try:
                 pf = read_pack_file(path, kind)
             except PackError as exc:
-                findings.append(
-                    Finding(
-                        exc.path or str(path), exc.line or 1, ERROR, str(exc).split(": ", 1)[-1]
-                    )
-                )
-                broken = True
+                findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, _bare(exc)))
+                ok = False
                 continue
             problems = schema_problems(pf, code)
-            if folder in check:
+            if check:
                 for _, line, message in problems:
                     findings.append(Finding(str(path), line, ERROR, message))
             if problems:
-                broken = True
+                ok = False
                 continue
-            if folder in check:
+            if check:
                 findings.extend(_duplicate_ids(pf, ids_seen))
             data.files.append(pf)
-            _merge_file(data, pf)
-        ids_seen.clear()
+            try:
+                _merge_file(data, pf)
+            except PackError as exc:
+                findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, _bare(exc)))
+                ok = False
+    return ok
+
+
+def _bare(exc: PackError) -> str:
+    """The message of a PackError without its ``path:line:`` prefix."""
+    text = str(exc)
+    for prefix in (f"{exc.path}:{exc.line}: ", f"{exc.path}: "):
+        if exc.path and text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+def lint_locale(
+    code: str,
+    folders: Sequence[Path],
+    check: Sequence[Path],
+    *,
+    other_stopwords: Mapping[str, frozenset[str]] | None = None,
+    names: Mapping[str, str] | None = None,
+    routing_dir: Path | None = None,
+) -> list[Finding]:
+    """Lint one locale merged over ``folders``; file-level checks only for ``check``.
+
+    ``other_stopwords``: normalised stopwords of the other loaded locales (for
+    cross-locale collisions); ``routing_dir``: where ``<code>.yaml`` routing cases live.
+    """
+    findings: list[Finding] = []
+    data = LocaleData(code=code)
+    try:
+        data.info = merge_locale_info(code, folders)
+    except PackError:
+        data.info = None  # the schema check of locale.yaml reports it with its line
+    broken = False
+    for folder in folders:
+        if not _read_folder(code, folder, folder in check, data, findings):
+            broken = True
     if broken:
-        return findings
-    _rule_findings(data, findings)
-    _first_person_findings(data, findings)
+        return _only(findings, check)
+    from guardlex.rules.lint_tree import tree_findings
+
+    for path, line, level, message in tree_findings(data, other_stopwords or {}, names or {}):
+        findings.append(Finding(path, line, level, message))
+    _regex_findings(data, findings)
+    try:
+        from guardlex.rules.checks import check_locale
+
+        check_locale(data)
+    except PackError as exc:
+        findings.append(Finding(exc.path or code, exc.line or 1, ERROR, _bare(exc)))
+    packs = None
+    if not any(f.level == ERROR for f in findings):
+        packs = _example_findings(data, findings)
+    _first_person_findings(data, findings, packs)
+    _routing_findings(data, packs, routing_dir, findings)
     msg_file = next((f for f in data.files if f.kind == "messages"), None)
     if msg_file is not None:
         for key in MESSAGE_KEYS:
@@ -429,12 +405,45 @@ def lint_locale(code: str, folders: Sequence[Path], check: Sequence[Path]) -> li
                         f"message '{key}' is missing; add the text readers see",
                     )
                 )
+    return _only(findings, check)
+
+
+def _only(findings: list[Finding], check: Sequence[Path]) -> list[Finding]:
     checked = {str(p) for p in check}
     return [f for f in findings if any(f.path.startswith(c) for c in checked)]
 
 
-def lint(paths: Iterable[str | Path] = ()) -> list[Finding]:
-    """Lint the given pack directories (default: shipped packs and entry points)."""
+def _stopwords(folders: Sequence[Path]) -> frozenset[str]:
+    words: set[str] = set()
+    for folder in folders:
+        for name in ("stopwords.yaml", "stopwords.generated.yaml"):
+            path = folder / name
+            if path.is_file():
+                try:
+                    pf = read_pack_file(path, "stopwords")
+                except PackError:
+                    continue  # reported when that locale is linted
+                words.update(normalise(str(w)) for w in pf.data.get("words") or ())
+    return frozenset(w for w in words if w)
+
+
+#: Routing cases of the source tree (absent from an installed package).
+ROUTING_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "routing"
+
+
+def lint(
+    paths: Iterable[str | Path] = (),
+    *,
+    progress: Callable[[str], None] | None = None,
+    routing_dir: str | Path | None = None,
+) -> list[Finding]:
+    """Lint the given pack directories (default: shipped packs and entry points).
+
+    ``progress`` is called with a short line before each locale ("[3/10] fa"), for a
+    CLI to show. ``routing_dir``: routing cases (``<code>.yaml``) every rule should be
+    hit by; default: ``tests/data/routing`` of a source checkout, when linting the
+    shipped packs.
+    """
     dirs = [Path(p) for p in paths]
     found = discover(dirs, entry_points=not dirs)
     if dirs:
@@ -449,12 +458,61 @@ def lint(paths: Iterable[str | Path] = ()) -> list[Finding]:
         }
     else:
         check = {code: list(folders) for code, folders in found.items()}
+    if routing_dir is not None:
+        cases: Path | None = Path(routing_dir)
+    else:
+        cases = ROUTING_DIR if not dirs and ROUTING_DIR.is_dir() else None
+    stop = {code: _stopwords(folders) for code, folders in found.items()}
+    names: dict[str, str] = {}
+    for code, folders in found.items():
+        try:
+            names[code] = merge_locale_info(code, folders).name
+        except PackError:
+            names[code] = code
+    todo = [code for code in sorted(found) if check.get(code)]
     findings: list[Finding] = []
-    for code in sorted(found):
-        if not check.get(code):
-            continue
-        findings.extend(lint_locale(code, found[code], check[code]))
+    for k, code in enumerate(todo, 1):
+        if progress is not None:
+            progress(f"[{k}/{len(todo)}] {code}")
+        others = {c: w for c, w in stop.items() if c != code}
+        findings.extend(
+            lint_locale(
+                code,
+                found[code],
+                check[code],
+                other_stopwords=others,
+                names=names,
+                routing_dir=cases,
+            )
+        )
     return sorted(set(findings))
 
 
-__all__ = ["SHIPPED_DIR", "Finding", "backtracking_risks", "lint", "lint_locale", "rewritten_chars"]
+def regex_count(paths: Iterable[str | Path] = ()) -> int:
+    """How many regex escape hatches the linted packs use (the linter reports the number):
+    the given folders, or the shipped packs and entry points."""
+    dirs = [Path(p).resolve() for p in paths]
+    total = 0
+    for code, folders in discover(dirs, entry_points=not dirs).items():
+        mine = [f for f in folders if not dirs or any(f == d or d in f.parents for d in dirs)]
+        if not mine:
+            continue
+        try:
+            data = load_locale(code, mine, strict=False)
+        except PackError:
+            continue
+        total += sum(len(r.patterns) for r in data.rules)
+    return total
+
+
+__all__ = [  # EXAMPLE_SUBJECTS: module __getattr__ (read from locale.yaml on first use)
+    "ROUTING_DIR",
+    "SHIPPED_DIR",
+    "Finding",
+    "backtracking_risks",
+    "example_subject_names",
+    "lint",
+    "lint_locale",
+    "regex_count",
+    "rewritten_chars",
+]
