@@ -60,7 +60,7 @@
     const add = (k, v) => { if (v !== undefined && v !== null && v !== "") lines.push(t(k) + ": " + v); };
     add("route", op.route); add("rule", op.rule_id); add("category", op.category);
     if (op.about) lines.push("about: " + op.about);
-    if (op.evidence) add("evidence", typeof op.evidence === "string" ? op.evidence : JSON.stringify(op.evidence));
+    if (op.evidence && !(Array.isArray(op.evidence) && !op.evidence.length)) add("evidence", typeof op.evidence === "string" ? op.evidence : JSON.stringify(op.evidence));
     if (op.trace) add("trace", op.trace.join(" "));
     add("cost", op.cost_tokens);
     return lines.join("\n");
