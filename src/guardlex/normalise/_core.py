@@ -509,25 +509,26 @@ def normalise_with_offsets(text: str) -> Normalised:
         fast = _fast_offsets(s, s, False)
         if fast is not None:
             return fast
-    normalised = unicodedata.is_normalized("NFKC", s)
-    in_place = s  # s with NFKC applied, when NFKC maps character to character
-    if not normalised:
-        nfkc = unicodedata.normalize("NFKC", s.translate(_Fused.paren))
-        _check_expanded(nfkc, MAX_OFFSETS_CHARS, "normalise_with_offsets")
-        if len(nfkc) == len(s):
-            one = s.translate(_nfkc_one())
-            if one == nfkc:
-                in_place, normalised = one, True
+    else:
+        in_place = s  # s with NFKC applied, when NFKC maps character to character
+        normalised = unicodedata.is_normalized("NFKC", s)
+        if not normalised:
+            nfkc = unicodedata.normalize("NFKC", s.translate(_Fused.paren))
+            _check_expanded(nfkc, MAX_OFFSETS_CHARS, "normalise_with_offsets")
+            if len(nfkc) == len(s):
+                one = s.translate(_nfkc_one())
+                if one == nfkc:
+                    in_place, normalised = one, True
+        if normalised:
+            b = in_place.encode("utf-8", "surrogatepass")
+            if not _maybe_marked_or_mixed(b):
+                # The common case, as in _one_pass: one table lookup per character,
+                # then whitespace. Anything subtler takes the general path below.
+                placed = _zwnj_in_place(in_place) if T.ZWNJ in in_place else in_place
+                fast = _fast_offsets(s, placed, b"\xf3" in b)
+                if fast is not None:
+                    return fast
     fillers = not _FILLERS.isdisjoint(s)
-    if normalised and not fillers:
-        b = in_place.encode("utf-8", "surrogatepass")
-        if not _maybe_marked_or_mixed(b):
-            # The common case, as in _one_pass: one table lookup per character, then
-            # whitespace. Anything subtler takes the general path below.
-            placed = _zwnj_in_place(in_place) if T.ZWNJ in in_place else in_place
-            fast = _fast_offsets(s, placed, b"\xf3" in b)
-            if fast is not None:
-                return fast
     units = [(ch, i, i + 1) for i, ch in enumerate(s)]
     if fillers:
         units = _u_visible(units)
@@ -549,7 +550,6 @@ _FILLERS = frozenset(T.FILLERS)
 # the fused table deletes becomes _GONE, one it expands (ß -> ss) stops the fast path.
 _GONE = "\uffff"
 _MANY = "\ufffe"
-_RUN = r"[^ \uffff]+"
 
 
 @cache
@@ -610,55 +610,74 @@ def _zwnj_in_place(s: str) -> str:
 def _fast_offsets(s: str, placed: str, astral: bool) -> Normalised | None:
     """Offsets without per-character objects, when no character expands.
 
-    ``placed`` is ``s`` with step 6 applied in place (same length). Returns None when
-    the fast path does not apply (a character expands, a sentinel occurs in the input,
-    or the result would need a second pass).
+    ``placed`` is ``s`` with steps 1 and 6 applied in place (same length). Returns None
+    when the fast path does not apply (a character expands, a filler or a sentinel
+    occurs, or the result would need a second pass).
     """
-    if _GONE in s or _MANY in s:
+    if not s.isascii() and (_GONE in s or _MANY in s):
         return None
     lst, ast = _place_tables()
     t = placed.translate(lst)
     if astral:
         t = t.translate(ast)
-    if _MANY in t:
+    if not t.isascii() and (_MANY in t or T.FILLER_MARK in t):
         return None
     n = len(s)
     if "  " not in t and t[:1] != " " and t[-1:] != " ":
         if _GONE not in t:
-            if not _is_fixed(t):
-                return None
-            return Normalised(t, tuple(range(n)), tuple(range(1, n + 1)), n)
+            return _make(t, tuple(range(n)), tuple(range(1, n + 1)), n)
         text = t.replace(_GONE, "")
         if "  " not in text and text[:1] != " " and text[-1:] != " ":
-            if not _is_fixed(text):
-                return None
             kept: list[int] = []
             pos = 0
             for piece in t.split(_GONE):
                 kept.extend(range(pos, pos + len(piece)))
                 pos += len(piece) + 1
-            return Normalised(text, tuple(kept), tuple([k + 1 for k in kept]), n)
+            return _make(text, tuple(kept), tuple([k + 1 for k in kept]), n)
+    # Whitespace to collapse: walk the space-separated pieces. A gap (spaces, and
+    # pieces that are only deleted characters) becomes one space, from its first space
+    # to its last, between two visible pieces.
     parts: list[str] = []
     offsets: list[int] = []
     ends: list[int] = []
-    prev = -1
-    for m in S._re(_RUN).finditer(t, timeout=S.timeout_for(t)):
-        a, b = m.span()
-        if prev >= 0 and a > prev:
-            gap = t[prev:a]
-            first = gap.find(" ")
-            if first >= 0:
-                parts.append(" ")
-                offsets.append(prev + first)
-                ends.append(prev + gap.rfind(" ") + 1)
-        parts.append(m.group())
-        offsets.extend(range(a, b))
-        ends.extend(range(a + 1, b + 1))
-        prev = b
-    text = "".join(parts)
+    pos = 0
+    first = last = -1
+    size = len(t)
+    for piece in t.split(" "):
+        k = len(piece)
+        if k:
+            vis = piece.replace(_GONE, "") if _GONE in piece else piece
+            if vis:
+                if parts and first >= 0:
+                    parts.append(" ")
+                    offsets.append(first)
+                    ends.append(last + 1)
+                parts.append(vis)
+                if len(vis) == k:
+                    offsets.extend(range(pos, pos + k))
+                    ends.extend(range(pos + 1, pos + k + 1))
+                else:
+                    kept = [pos + i for i, c in enumerate(piece) if c != _GONE]
+                    offsets.extend(kept)
+                    ends.extend([j + 1 for j in kept])
+                first = -1
+        space = pos + k
+        if space < size:
+            if first < 0:
+                first = space
+            last = space
+        pos = space + 1
+    return _make("".join(parts), tuple(offsets), tuple(ends), n)
+
+
+def _make(text: str, offsets: tuple[int, ...], ends: tuple[int, ...], n: int) -> Normalised | None:
+    """A ``Normalised`` built without the dataclass's checks, or None when ``text``
+    would need a second pass."""
     if not _is_fixed(text):
         return None
-    return Normalised(text, tuple(offsets), tuple(ends), n)
+    out = object.__new__(Normalised)
+    out.__dict__.update(text=text, offsets=offsets, ends=ends, source_length=n)
+    return out
 
 
 def _normalised(units: list[_Unit], source_length: int) -> Normalised:
