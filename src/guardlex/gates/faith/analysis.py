@@ -24,7 +24,7 @@ from guardlex.gates.faith.money import _money_at, _money_before, _skip_space, _s
 from guardlex.gates.numerals import is_word_number, with_numerals
 from guardlex.gates.segment import split_sentences
 
-_CLAUSE_BREAK = regex.compile(r"[;!?。，；！？、\n]|[.,](?!\d)|(?<!\d)[.,]")
+_CLAUSE_BREAK = regex.compile(r"[;!?。，；！？、،؛\n]|[.,](?!\d)|(?<!\d)[.,]")
 _WORD = regex.compile(r"\w+")
 
 

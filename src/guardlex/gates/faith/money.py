@@ -13,6 +13,11 @@ from guardlex.gates.faith.common import _is_han
 from guardlex.rules.locale_info import locale_infos, shipped_locale_infos
 
 
+def _letter(ch: str) -> bool:
+    """A letter or a combining mark outside Han (Devanagari रुपये has vowel signs)."""
+    return (ch.isalpha() or unicodedata.category(ch)[0] == "M") and not _is_han(ch)
+
+
 def _skip_space(text: str, pos: int) -> int:
     while pos < len(text) and (text[pos].isspace() or text[pos] == "-"):
         pos += 1
@@ -55,7 +60,7 @@ def _money_at(text: str, pos: int) -> int:
                 return pos + size
         return pos
     end = pos
-    while end < len(text) and text[end].isalpha() and not _is_han(text[end]):
+    while end < len(text) and _letter(text[end]):
         end += 1
     if end == pos:
         return pos
@@ -74,7 +79,7 @@ def _money_before(text: str, start: int) -> bool:
     if unicodedata.category(text[q - 1]) == "Sc":
         return True
     b = q
-    while b > 0 and text[b - 1].isalpha() and not _is_han(text[b - 1]):
+    while b > 0 and _letter(text[b - 1]):
         b -= 1
     return b < q and text[b:q] in _money_words()
 
@@ -87,6 +92,6 @@ def _skip_token(text: str, pos: int) -> int:
     if _is_han(ch) or ch == "%" or unicodedata.category(ch) == "Sc":
         return pos + 1
     end = pos
-    while end < len(text) and text[end].isalpha() and not _is_han(text[end]):
+    while end < len(text) and _letter(text[end]):
         end += 1
     return end
