@@ -126,10 +126,10 @@ def _compile(folder: Path, code: str, names: Sequence[str]) -> LocaleState:
         overview=tuple(r for r in rules if r.section == "overview"),
         first_person_source=words_source([*fp.get("pronouns", []), *fp.get("verb_forms", [])]),
         exception_source=words_source(fp.get("exceptions", [])),
-        stopwords=frozenset((_read(folder / "stopwords.yaml").get("words") or ())),
+        stopwords=frozenset(_read(folder / "stopwords.yaml").get("words") or ()),
         signal_words=frozenset(),
         lexicon=frozen_mapping(lexicon),
-        messages=frozen_mapping((_read(folder / "messages.yaml").get("messages") or {})),
+        messages=frozen_mapping(_read(folder / "messages.yaml").get("messages") or {}),
     )
 
 

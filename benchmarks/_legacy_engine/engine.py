@@ -24,6 +24,7 @@ from typing import Any
 import regex
 
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
+
 from ._text import (
     WORD_END,
     WORD_START,

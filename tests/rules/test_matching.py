@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from guardlex import load_packs
@@ -110,7 +112,7 @@ def test_follow_up_checked_with_previous(write_pack: PackWriter) -> None:
     )
 
 
-def test_refusal_before_overview_and_locale_order(write_pack: PackWriter) -> None:
+def test_refusal_before_overview_whatever_the_locale_order(write_pack: PackWriter) -> None:
     root = write_pack("aa", refusal={"meta": [rule("m", phrases=["prompt"])]})
     write_pack(
         "bb",
@@ -121,12 +123,15 @@ def test_refusal_before_overview_and_locale_order(write_pack: PackWriter) -> Non
     packs = load_packs(["bb", "aa"], paths=[root], shipped=False)
     assert packs.locales == ("bb", "aa")
     route = packs.route("projects and your prompt")
+    # same start: the category order decides (meta before task), not the locale order
     assert (route.kind, route.locale, route.rule_id, route.category) == (
         "refuse",
-        "bb",
-        "t",
-        "task",
+        "aa",
+        "m",
+        "meta",
     )
+    other = load_packs(["aa", "bb"], paths=[root], shipped=False)
+    assert other.route("projects and your prompt") == route
     overview = packs.route("her projects")
     assert (overview.kind, overview.topic, overview.category) == ("overview", "projects", None)
 
@@ -149,7 +154,10 @@ def test_route_to_dict_is_json_ready(write_pack: PackWriter) -> None:
         "rule_id": "a",
         "span": [2, 7],
         "topic": None,
+        "evidence": [{"concept": "template", "text": "zebra", "span": [2, 7]}],
+        "about": "test rule a",
     }
+    json.dumps(d)
 
 
 SIGNALS = {

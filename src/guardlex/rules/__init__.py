@@ -103,31 +103,11 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
 
     The result holds only strings, lists and dicts, so it can be cached as JSON.
     """
-    info = data.info or LocaleInfo(code=data.code)
-    subject = subject_source(
-        data.lexicon.get("pronouns", []), subject_names, info.titles, info.titles_after
-    )
-    proclitics = proclitic_source(data.lexicon.get("proclitics", []))
-    rules = []
-    for r in data.active_rules():
-        sources = [
-            _inline_in_lookbehinds(src, subject)
-            for src in rule_sources(r.phrases, r.patterns, SUBJECT_CALL, proclitics)
-        ]
-        # anchors come from the rule's own words: "{subject}" contributes none
-        anchors = rule_anchors(rule_sources(r.phrases, r.patterns, SUBJECT_FOR_ANCHORS))
-        rules.append(
-            {
-                "id": r.id,
-                "section": r.section,
-                "category": r.category,
-                "topic": r.topic,
-                "sources": sources,
-                "anchors": None if anchors is None else sorted(anchors),
-            }
-        )
+    from guardlex.rules.compiler import compile_program
+
+    program = compile_program(data)  # does not depend on subject_names
     fp = data.first_person
-    fp_source, fp_exceptions = first_person_sources(fp)
+    fp_source, fp_exceptions, fp_words = first_person_sources(fp)
     from guardlex.rules._text import normalise
 
     signal = set(data.stopwords)
@@ -135,10 +115,10 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
         signal.update(normalise(w).split(" "))
     return {
         "code": data.code,
-        "subject": subject,
-        "rules": rules,
+        "program": program,
         "first_person": fp_source,
         "exceptions": fp_exceptions,
+        "first_person_words": fp_words,
         "stopwords": sorted(data.stopwords),
         "signal": sorted(w for w in signal if w),
         "lexicon": data.lexicon,
@@ -155,11 +135,10 @@ def _state(c: dict[str, Any]) -> LocaleState:
             section=r["section"],
             category=r["category"],
             topic=r["topic"],
-            sources=tuple(r["sources"]),
-            anchors=None if r["anchors"] is None else tuple(r["anchors"]),
-            subject=str(c["subject"]),
+            about=r.get("about") or "",
+            priority=int(r.get("priority") or 0),
         )
-        for r in c["rules"]
+        for r in c["program"]["rules"]
     ]
     return LocaleState(
         code=code,
@@ -167,10 +146,12 @@ def _state(c: dict[str, Any]) -> LocaleState:
         overview=tuple(r for r in compiled if r.section == "overview"),
         first_person_source=str(c["first_person"]),
         exception_source=str(c["exceptions"]),
+        first_person_words=c.get("first_person_words") or {},
         stopwords=frozenset(c["stopwords"]),
         signal_words=frozenset(c["signal"]),
         lexicon=frozen_mapping(c["lexicon"]),
         messages=frozen_mapping(c["messages"]),
+        program={"code": code, **c["program"]},
     )
 
 
@@ -194,11 +175,16 @@ def load_packs(
     """
     found = discover(paths, entry_points=shipped, shipped=shipped)
     codes = select_locales(found, locales)
+    if isinstance(subject_names, str):
+        raise TypeError(
+            "subject_names must be a sequence of names, not one string "
+            f"(write subject_names=[{subject_names!r}])"
+        )
     names = tuple(subject_names)
     states = []
     infos = {code: merge_locale_info(code, found[code]) for code in codes}
     for code in codes:
-        key = fingerprint(found[code], [code, *names])
+        key = fingerprint(found[code], [code])  # compiled programs do not depend on names
         compiled = load_cached(key) if cache else None
         if compiled is None:
             compiled = compile_locale(load_locale(code, found[code]), names)

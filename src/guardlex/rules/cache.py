@@ -27,7 +27,7 @@ import guardlex
 
 log = logging.getLogger("guardlex.rules")
 
-CACHE_FORMAT = "4"
+CACHE_FORMAT = "5"
 
 
 def cache_dir() -> Path | None:
@@ -80,7 +80,9 @@ def load_cached(key: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
         return None
     payload = data.get("payload")
-    return payload if isinstance(payload, dict) and "rules" in payload else None
+    if not isinstance(payload, dict) or not isinstance(payload.get("program"), dict):
+        return None
+    return payload
 
 
 def store_cached(key: str, payload: dict[str, Any]) -> None:

@@ -1,14 +1,15 @@
 """Routing, first-person detection and reader-language detection over compiled packs.
 
-Matching runs on normalised text. Routing one question through every rule one regex at
-a time is what the benchmark calls the naive loop. Instead, each rule carries literal
-anchors (``guardlex.rules.anchors``): strings one of which every match must contain. One
-Aho-Corasick pass over the question finds every anchor of every rule of every locale at
-once; only the few candidate rules are then run, each as one compiled alternation of its
-phrases and patterns (compiled on first use, so a cold start compiles nothing). Results
-are the same as running every rule: anchors only skip rules that cannot match.
+Routing (docs/packs.md): the question is normalised once; one automaton
+pass finds every occurrence of every literal, stem, subject pronoun and name of every
+rule and concept of every loaded locale (``guardlex.rules.matcher``); rules whose key
+occurred are evaluated from those occurrences in precedence order (``docs/packs.md``:
+refusal before overview before retrieve; among rules, higher ``priority``, then the
+category order engagement, personal_data, speculation, meta, task, then the rule id),
+and the first that matches decides. Escape-hatch regexes run only when one of their
+anchors occurred.
 
-Every ``search`` carries a timeout; a timeout fails closed (the question is refused with
+Every regex call carries a timeout; a timeout fails closed (the question is refused with
 ``rule_id == TIMEOUT_RULE_ID``) and is logged, because a guardrail that gives up must not
 let the question through.
 """
@@ -39,8 +40,9 @@ from guardlex.rules.anchors import trie_source
 from guardlex.rules.compile import ZWNJ, literal_source, normalise_literal
 from guardlex.rules.first_person import FirstPersonHit
 from guardlex.rules.first_person import find as find_first_person
-from guardlex.rules.first_person import locales_for as first_person_locales
+from guardlex.rules.first_person import find_auto as find_first_person_auto
 from guardlex.rules.locale_info import LocaleInfo, root_locale, shipped_locale_infos
+from guardlex.rules.matcher import Hit, Matcher, sanitise
 
 log = logging.getLogger("guardlex.rules")
 
@@ -64,13 +66,34 @@ KINDS = ("refuse", "overview", "retrieve")
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One item that made a rule match: what it is, the text, where it is.
+
+    ``concept`` is a concept name, ``"subject"``, ``"template"`` (a whole template of the
+    rule), ``"regex"`` (an escape-hatch regex) or ``"number"``. ``span`` is in the
+    original question; None when the item lies in the previous question.
+    """
+
+    concept: str
+    text: str
+    span: tuple[int, int] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with stable keys."""
+        span = list(self.span) if self.span is not None else None
+        return {"concept": self.concept, "text": self.text, "span": span}
+
+
+@dataclass(frozen=True)
 class Route:
-    """Where a question goes.
+    """Where a question goes, and why.
 
     ``span`` is in the original ``text`` passed to ``route``. When the match was found
     only in the previous question joined with this one, ``span`` covers the part of the
     match that lies in this question; it is ``None`` when a short follow-up inherited the
     refusal of the previous question (the match lies wholly in ``previous``).
+    ``evidence`` lists the items that made the rule match; ``about`` is the rule's own
+    description, so a refusal explains itself.
     """
 
     kind: str  # "refuse" | "overview" | "retrieve"
@@ -79,41 +102,28 @@ class Route:
     rule_id: str | None = None
     span: tuple[int, int] | None = None
     topic: str | None = None  # overview topic, None otherwise
+    evidence: tuple[Evidence, ...] = ()
+    about: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with stable keys."""
         d = asdict(self)
         d["span"] = list(self.span) if self.span is not None else None
+        d["evidence"] = [e.to_dict() for e in self.evidence]
         return d
 
 
 @dataclass(frozen=True)
 class CompiledRule:
-    """A rule ready for matching: its id, what it routes to and its regex sources."""
+    """A rule as loaded: its id and what it routes to (the program lives in the matcher)."""
 
     id: str
     locale: str
     section: str
     category: str | None
     topic: str | None
-    sources: tuple[str, ...]
-    anchors: tuple[str, ...] | None = None  # literal strings one of which every match contains
-    #: the regex of ``{subject}``; sources call it as ``(?&subject)``, so a rule with many
-    #: subject phrases carries the (long) alternation once, not once per phrase
-    subject: str = "(?!)"
-
-    def _define(self, body: str) -> str:
-        if SUBJECT_CALL not in body:
-            return body
-        return f"(?(DEFINE)(?<subject>{self.subject}))(?:{body})"
-
-    def source(self) -> str:
-        """The rule's sources as one self-contained alternation."""
-        return self._define("|".join(f"(?:{s})" for s in self.sources) or "(?!)")
-
-    def pattern_sources(self) -> tuple[str, ...]:
-        """Each source on its own, self-contained (for tools that test them one by one)."""
-        return tuple(self._define(s) for s in self.sources)
+    about: str = ""
+    priority: int = 0
 
 
 @dataclass
@@ -129,6 +139,9 @@ class LocaleState:
     signal_words: frozenset[str]
     lexicon: Mapping[str, Any]
     messages: Mapping[str, str]
+    program: Mapping[str, Any] = field(default_factory=dict, repr=False)  # compiler output
+    #: word tables of guardlex.rules.first_person (plain entries and context groups)
+    first_person_words: Mapping[str, Any] = field(default_factory=dict, repr=False)
     _fp: regex.Pattern[str] | None = field(default=None, repr=False)
     _fx: regex.Pattern[str] | None = field(default=None, repr=False)
 
@@ -204,20 +217,7 @@ class Packs:
         self._infos = {c: known.get(c) or LocaleInfo(code=c) for c in self._order}
         self.subject_names = tuple(subject_names)
         self._ignored_words: frozenset[str] | None = None
-        # every active rule in routing order: refusal of each locale, then overview
-        self._flat: list[CompiledRule] = []
-        self._ranges: dict[tuple[str, str], tuple[int, int]] = {}
-        for section in ("refusal", "overview"):
-            for st in states:
-                begin = len(self._flat)
-                self._flat.extend(st.refusal if section == "refusal" else st.overview)
-                self._ranges[(section, st.code)] = (begin, len(self._flat))
-        self._patterns: dict[int, regex.Pattern[str]] = {}
-        self._anchor_scan: regex.Pattern[str] | None = None
-        self._anchor_rules: dict[str, tuple[int, ...]] = {}
-        self._always: frozenset[int] = frozenset()
-        self._ac: Any = None
-        self._ac_rules: list[tuple[int, ...]] = []
+        self._matcher: Matcher | None = None
 
     # -- metadata -------------------------------------------------------------------
     @property
@@ -266,72 +266,34 @@ class Packs:
         return tuple(out)
 
     def compile_all(self) -> None:
-        """Compile every rule now rather than on first use (for servers and benchmarks)."""
-        self._build_index()
-        for i in range(len(self._flat)):
-            self._pattern(i)
+        """Build the automaton and compile every regex now rather than on first use."""
+        m = self.matcher()
+        m.compile_regexes()
         for st in self._states.values():
             st.first_person_patterns()
 
-    def _build_index(self) -> None:
-        """One trie-shaped scan finds every anchor; anchors map to candidate rules."""
-        if self._anchor_scan is not None:
-            return
-        by_anchor: dict[str, set[int]] = {}
-        always: set[int] = set()
-        for i, rule in enumerate(self._flat):
-            if rule.anchors is None:
-                always.add(i)
-                continue
-            for a in rule.anchors:
-                by_anchor.setdefault(a, set()).add(i)
-        self._always = frozenset(always)
-        try:  # an Aho-Corasick automaton finds every anchor in one linear pass
-            from ahocorasick_rs import AhoCorasick
-        except ImportError:  # same candidates, found with a slower trie-shaped regex
-            # the trie reports the longest anchor at a position: add its prefixes' rules
-            closure: dict[str, tuple[int, ...]] = {}
-            for a in by_anchor:
-                found: set[int] = set()
-                for k in range(1, len(a) + 1):
-                    found |= by_anchor.get(a[:k], set())
-                closure[a] = tuple(sorted(found))
-            self._anchor_rules = closure
-            self._anchor_scan = regex.compile("(?=(" + trie_source(by_anchor) + "))")
-        else:
-            words = sorted(by_anchor)
-            self._ac = AhoCorasick(words)
-            self._ac_rules = [tuple(sorted(by_anchor[w])) for w in words]
-            self._anchor_scan = regex.compile("(?!)")
-
-    def _pattern(self, i: int) -> regex.Pattern[str]:
-        pat = self._patterns.get(i)
-        if pat is None:
-            pat = self._patterns[i] = regex.compile(self._flat[i].source())
-        return pat
-
-    def _candidates(self, text: str) -> list[int]:
-        """Indexes (in routing order) of the rules that can match ``text``."""
-        self._build_index()
-        assert self._anchor_scan is not None
-        found = set(self._always)
-        if self._ac is not None:
-            ac_rules = self._ac_rules
-            for k in {m[0] for m in self._ac.find_matches_as_indexes(text, overlapping=True)}:
-                found.update(ac_rules[k])
-            return sorted(found)
-        rules = self._anchor_rules
-        for m in self._anchor_scan.finditer(text, timeout=REGEX_TIMEOUT):
-            found.update(rules[m.group(1)])
-        return sorted(found)
+    def matcher(self) -> Matcher:
+        """The one matcher over every loaded locale (built on first use)."""
+        if self._matcher is None:
+            titles = {
+                c: (tuple(self._infos[c].titles), tuple(self._infos[c].titles_after))
+                for c in self._order
+            }
+            self._matcher = Matcher(
+                [self._states[c].program for c in self._order],
+                self.subject_names,
+                titles,
+                timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
+            )
+        return self._matcher
 
     # -- routing --------------------------------------------------------------------
     def route(self, text: str, previous: str | None = None) -> Route:
         """Refusal rules of every locale, then overview rules, else retrieve.
 
-        Within a scan the leftmost match wins; at one position, the rule written first.
-        Locales are tried in ``self.locales`` order. A follow-up is checked alone first,
-        then joined with ``previous``:
+        Among matching rules the precedence of ``docs/packs.md`` decides (``priority``,
+        then category order, then id), whatever locales are loaded. A follow-up is
+        checked alone first, then joined with ``previous``:
 
         1. a refusal match in the joined text that reaches into ``text`` refuses
            ("How much does she" + "charge per day?");
@@ -339,9 +301,7 @@ class Packs:
            May?" + "And in June?"); ``span`` is then None. Elliptical means: it matches
            no rule on its own and has at most ``FOLLOW_UP_SHORT_WORDS`` words, or at
            most ``FOLLOW_UP_MAX_WORDS`` words of which fewer than two are significant,
-           by the measure keyword coverage uses (``significant_words``). "What did she
-           write about caching?" after a refused question has six words, two of them
-           significant ("write", "caching"), and is judged on its own;
+           by the measure keyword coverage uses (``significant_words``);
         3. overview rules: alone, then a joined match reaching into ``text``.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
@@ -351,26 +311,32 @@ class Packs:
         if previous is not None:
             _check_input(previous, "previous")
         cur = normalise_with_offsets(text)
-        prev = normalise(previous) if previous else ""
-        joined = f"{prev} {cur.text}" if prev else ""
+        ctext = sanitise(cur.text)
+        prev = sanitise(normalise(previous)) if previous else ""
+        joined = f"{prev} {ctext}" if prev else ""
         offset = len(prev) + 1
+        m = self.matcher()
         try:
-            alone = self._candidates(cur.text)
-            together = self._candidates(joined) if joined else []
-            hit = self._scan("refusal", cur.text, 0, alone)
-            if hit is None and joined:
-                hit = self._scan("refusal", joined, offset, together)
+            alone = m.occurrences(ctext)
+            hit = m.route_section(alone, "refusal")
             if hit is not None:
-                return self._route("refuse", hit, cur)
-            overview = self._scan("overview", cur.text, 0, alone)
-            if overview is None and joined and self._elliptical(text):
-                inherited = self._scan("refusal", prev, 0, self._candidates(prev))
+                return self._route("refuse", hit, cur, text, 0)
+            together = m.occurrences(joined) if joined else None
+            if together is not None:
+                hit = m.route_section(together, "refusal", offset)
+                if hit is not None:
+                    return self._route("refuse", hit, cur, text, offset)
+            overview = m.route_section(alone, "overview")
+            if overview is None and together is not None and self._elliptical(text):
+                inherited = m.route_section(m.occurrences(prev), "refusal")
                 if inherited is not None:
-                    return self._route("refuse", inherited, None)
-            if overview is None and joined:
-                overview = self._scan("overview", joined, offset, together)
+                    return self._route("refuse", inherited, None, prev, 0)
             if overview is not None:
-                return self._route("overview", overview, cur)
+                return self._route("overview", overview, cur, text, 0)
+            if together is not None:
+                overview = m.route_section(together, "overview", offset)
+                if overview is not None:
+                    return self._route("overview", overview, cur, text, offset)
         except TimeoutError:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
@@ -411,42 +377,35 @@ class Packs:
         )
 
     @staticmethod
-    def _route(kind: str, hit: tuple[CompiledRule, int, int], cur: NormalisedLike | None) -> Route:
-        rule, start, end = hit
+    def _route(
+        kind: str, hit: Hit, cur: NormalisedLike | None, original: str, offset: int
+    ) -> Route:
+        """A Route from a hit; spans in the joined text are shifted by ``offset``."""
+        rule = hit.rule
+        start, end = hit.span
+        span = None
+        if cur is not None:
+            span = _span(cur, max(start, offset) - offset, end - offset)
+        evidence = []
+        for concept, (s, e) in hit.evidence:
+            if cur is None:  # inherited: the items are in the previous question
+                evidence.append(Evidence(concept, original[s:e], None))
+                continue
+            if e <= offset:
+                continue
+            sp = _span(cur, max(s, offset) - offset, e - offset)
+            text = original[sp[0] : sp[1]] if sp is not None else ""
+            evidence.append(Evidence(concept, text, sp))
         return Route(
             kind=kind,
             category=rule.category,
             locale=rule.locale,
             rule_id=rule.id,
-            span=_span(cur, start, end) if cur is not None else None,
+            span=span,
             topic=rule.topic,
+            evidence=tuple(evidence),
+            about=rule.about or None,
         )
-
-    def _scan(
-        self, section: str, text: str, offset: int, candidates: list[int]
-    ) -> tuple[CompiledRule, int, int] | None:
-        """The leftmost match of the first locale with one; ``offset`` > 0: joined text."""
-        for code in self._order:
-            begin, end = self._ranges[(section, code)]
-            best: tuple[int, int, int] | None = None
-            for i in candidates:
-                if i < begin or i >= end:
-                    continue
-                pat = self._pattern(i)
-                if offset == 0:
-                    m = pat.search(text, timeout=REGEX_TIMEOUT)
-                    if m is not None and (best is None or m.start() < best[1]):
-                        best = (i, m.start(), m.end())
-                    continue
-                for m in pat.finditer(text, overlapped=True, timeout=REGEX_TIMEOUT):
-                    if m.end() > offset:
-                        if best is None or m.start() < best[1]:
-                            best = (i, m.start(), m.end())
-                        break
-            if best is not None:
-                i, start, stop = best
-                return self._flat[i], max(start, offset) - offset, stop - offset
-        return None
 
     # -- first person (guardlex.rules.first_person) --------------------------------------
     def first_person(self, text: str, locale: str | None = None) -> FirstPersonHit | None:
@@ -458,10 +417,11 @@ class Packs:
         """
         _check_input(text, "text")
         if locale is not None:
-            codes = [self._state(locale).code]
-        else:
-            codes = first_person_locales(text, self.detect_locale(text), self._infos, self._order)
-        return find_first_person(self._states, codes, text, REGEX_TIMEOUT)
+            return find_first_person(self._states, [self._state(locale).code], text, REGEX_TIMEOUT)
+        default = root_locale(self._infos, self._order) or "en"
+        return find_first_person_auto(
+            self._states, text, self._infos, self._order, self.detect_locale, default, REGEX_TIMEOUT
+        )
 
     def locale_info(self, locale: str) -> LocaleInfo:
         """The facts of a loaded locale (its ``locale.yaml``)."""

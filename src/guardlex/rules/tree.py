@@ -102,9 +102,7 @@ class Optional:
     glued: bool = False
 
 
-Node = (
-    Word | Stem | ConceptRef | SubjectRef | Gap | Start | End | Sequence | Alternative | Optional
-)
+Node = Word | Stem | ConceptRef | SubjectRef | Gap | Start | End | Sequence | Alternative | Optional
 
 
 @dataclass(frozen=True)

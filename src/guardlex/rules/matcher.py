@@ -1,0 +1,733 @@
+"""One matching pass over a question, and rules evaluated from its occurrences (docs/packs.md).
+
+``Matcher`` is built once from the compiled programs of every loaded locale
+(``guardlex.rules.compiler``) and the configured subject names. For each question:
+
+1. one automaton pass (Aho-Corasick from ``ahocorasick-rs`` when installed, otherwise a
+   trie-shaped regex that reports the same occurrences) finds every literal of every
+   form of every rule and concept of every locale, every stem, every subject pronoun
+   and name, and every anchor of the escape-hatch regexes;
+2. whole-word checks turn raw hits into occurrences: ``(start, end)`` per element;
+3. a rule is a candidate only when the key element of one of its forms occurred; its
+   forms are then checked against the occurrence tables (a few dictionary look-ups per
+   element), frames from the occurrences of their items, and escape-hatch regexes only
+   when one of their anchors occurred, each with a timeout (``TimeoutError`` propagates:
+   the engine fails closed).
+
+Subject names are occurrences like any other, found by the same pass: 100 names add 100
+strings to the automaton, not 100 alternatives to every rule. For the escape-hatch
+regexes, each name occurrence is replaced in a copy of the text by a marker letter of the
+same length, and ``{subject}`` compiles to the marker (plus the locale's pronouns), so
+their cost does not depend on the names either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from guardlex.rules._text import is_han, is_word_char, normalise
+from guardlex.rules.anchors import trie_source
+from guardlex.rules.compile import subject_words
+
+#: Seconds one escape-hatch regex may take on one question before it is abandoned.
+REGEX_TIMEOUT = 0.5
+
+#: Marker letters standing for a subject name in the text the escape-hatch regexes see:
+#: a name with word boundaries and a possible Latin possessive; one with boundaries only;
+#: one next to Han text (no boundaries). Letters (``\w``), so ``\m`` and ``\M`` work.
+MARK_LATIN, MARK_WORD, MARK_HAN = "\u16a0", "\u16a2", "\u16a6"
+_MARKS = MARK_LATIN + MARK_WORD + MARK_HAN
+_POSSESSIVE = ("'s", "’s", "s", "'", "’")
+_DIGIT = regex.compile(r"\d+")
+
+Span = tuple[int, int]
+
+
+@dataclass
+class Rule:
+    """A rule ready for evaluation (the compiled program of one pack rule)."""
+
+    id: str
+    locale: str
+    section: str  # "refusal" | "overview"
+    category: str | None
+    topic: str | None
+    about: str
+    priority: int
+    forms: list[list[Any]]
+    hatch: list[dict[str, Any]]  # escape-hatch regexes: source and anchors
+    frame: dict[str, Any] | None
+    reads_pasted: bool = False
+    order: int = 0
+    _patterns: list[regex.Pattern[str] | None] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A rule that matched: where, and the items that made it match."""
+
+    rule: Rule
+    span: Span
+    evidence: tuple[tuple[str, Span], ...]  # (concept name | "template" | "subject", span)
+
+
+class _Occurrences:
+    """What the pass found in one question, with lazily built look-up tables."""
+
+    def __init__(self, m: Matcher, text: str) -> None:
+        self.m = m
+        self.text = text
+        self.n = len(text)
+        self.words: dict[str, list[Span]] = {}
+        self.stems: dict[str, list[Span]] = {}
+        self.procl: dict[str, list[tuple[int, int, str]]] = {}
+        self.pron: dict[str, list[Span]] = {}
+        self.names: list[tuple[int, int, str]] = []  # (start, end, mark)
+        self.anchors: set[str] = set()
+        self._by_start: dict[tuple[str, ...], dict[int, list[int]]] = {}
+        self._concepts: dict[tuple[str, str], list[Span]] = {}
+        self._subject: dict[str, list[Span]] = {}
+        self._marked: str | None = None
+        self._in_progress: set[tuple[str, str]] = set()
+
+    # -- element occurrences --------------------------------------------------------
+    def subject(self, locale: str) -> list[Span]:
+        got = self._subject.get(locale)
+        if got is None:
+            got = list(self.pron.get(locale, ()))
+            text = self.text
+            info = self.m.titles.get(locale, ((), ()))
+            for s, e, mark in self.names:
+                ends = [e]
+                if mark == MARK_LATIN:
+                    for p in _POSSESSIVE:
+                        if text.startswith(p, e) and not _word_at(text, e + len(p)):
+                            ends.append(e + len(p))
+                for t in info[1]:  # titles after the name (达娜博士)
+                    for sep in ("", " "):
+                        if text.startswith(sep + t, e):
+                            ends.append(e + len(sep) + len(t))
+                starts = [s]
+                for t in info[0]:  # titles before the name (dr reyes, dr. reyes)
+                    for sep in (" ", ". "):
+                        b = s - len(sep) - len(t)
+                        if b >= 0 and text.startswith(t + sep, b) and not _word_at(text, b - 1):
+                            starts.append(b)
+                got.extend((a, b) for a in starts for b in ends)
+            self._subject[locale] = got
+        return got
+
+    def concept(self, locale: str, name: str) -> list[Span]:
+        key = (locale, name)
+        got = self._concepts.get(key)
+        if got is not None:
+            return got
+        if key in self._in_progress:  # cycles are rejected at load; belt and braces
+            return []
+        self._in_progress.add(key)
+        spans: set[Span] = set()
+        for form in self.m.concepts.get(locale, {}).get(name, ()):
+            spans.update(self.form_spans(form, locale, first_only=False))
+        self._in_progress.discard(key)
+        got = self._concepts[key] = sorted(spans)
+        return got
+
+    def numbers(self) -> list[Span]:
+        got = self._concepts.get(("", "number"))
+        if got is None:
+            got = [m.span() for m in _DIGIT.finditer(self.text, timeout=self.m.timeout())]
+            self._concepts[("", "number")] = got
+        return got
+
+    def spans_of(self, el: list[str], locale: str) -> list[Span]:
+        kind = el[0]
+        if kind == "w":
+            return self.words.get(el[1], [])
+        if kind == "s":
+            return self.subject(locale)
+        if kind == "c":
+            return self.concept(locale, el[1])
+        if kind == "t":
+            return self.stems.get(el[1], [])
+        if kind == "n":
+            return self.numbers()
+        return []
+
+    def by_start(self, el: list[str], locale: str) -> dict[int, list[int]]:
+        key = (*el, locale) if el[0] in ("s", "c") else tuple(el)
+        table = self._by_start.get(key)
+        if table is None:
+            table = {}
+            for s, e in self.spans_of(el, locale):
+                table.setdefault(s, []).append(e)
+            self._by_start[key] = table
+        return table
+
+    # -- forms ----------------------------------------------------------------------
+    def form_spans(self, form: list[Any], locale: str, first_only: bool = True) -> list[Span]:
+        """Spans where ``form`` matches (the leftmost only, with ``first_only``)."""
+        text, n = self.text, self.n
+        first = form[0]
+        states: set[Span]
+        if first[0] == "^":
+            p = 0
+            while p < n and not is_word_char(text[p]):
+                p += 1
+            states = {(p, p)}
+        else:
+            states = set(self.spans_of(first, locale))
+            if first[0] == "w" and self.procl:
+                for s, e, pc in self.procl.get(first[1], ()):
+                    if pc in self.m.proclitics.get(locale, ()):
+                        states.add((s, e))
+        i = 1
+        while states and i < len(form):
+            sep, el = form[i], form[i + 1]
+            i += 2
+            if el[0] == "$":
+                states = {st for st in states if _end_ok(text, st[1], sep)}
+                continue
+            if el[0] == "^":
+                states = {st for st in states if not any(is_word_char(c) for c in text[: st[1]])}
+                continue
+            table = self.by_start(el, locale)
+            if not table:
+                return []
+            new: set[Span] = set()
+            for s0, e in states:
+                for start in _starts(text, n, e, sep):
+                    for e2 in table.get(start, ()):
+                        new.add((s0, e2))
+            states = new
+        if not states:
+            return []
+        if first_only:
+            best = min(states, key=lambda st: (st[0], -st[1]))
+            return [best]
+        return sorted(states)
+
+    def marked(self) -> str:
+        """The text with each subject name replaced by marker letters (same length)."""
+        if self._marked is None:
+            if not self.names:
+                self._marked = self.text
+            else:
+                chars = list(self.text)
+                for s, e, mark in self.names:
+                    for k in range(s, e):
+                        chars[k] = mark
+                self._marked = "".join(chars)
+        return self._marked
+
+
+def _end_ok(text: str, e: int, sep: str) -> bool:
+    """Only punctuation and spaces after ``e`` (after a gap: up to three words, or eight
+    characters next to Han text)."""
+    rest = text[e:]
+    if sep == "g":
+        words = [w for w in rest.split() if any(is_word_char(c) for c in w)]
+        return len(words) <= 3
+    if sep == "h":
+        k = len(rest)
+        while k and not is_word_char(rest[k - 1]):
+            k -= 1
+        return k <= 8 and "\n" not in rest[:k]
+    return not any(is_word_char(c) for c in rest)
+
+
+def _word_at(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and is_word_char(text[i])
+
+
+def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
+    """Where the next element may start after an element ending at ``e``."""
+    if sep == " ":
+        return (e + 1,) if e < n and text[e] == " " else ()
+    if sep == "?":
+        return (e, e + 1) if e < n and text[e] == " " else (e,)
+    if sep == "":
+        return (e,)
+    if sep == "h":  # up to eight characters on one line
+        out = []
+        for k in range(9):
+            if e + k > n or (k and text[e + k - 1] == "\n"):
+                break
+            out.append(e + k)
+        return out
+    # "g": " " then up to three words each followed by " "
+    out = []
+    p = e
+    if p >= n or text[p] != " ":
+        return out
+    out.append(p + 1)
+    for _ in range(3):
+        q = p + 1
+        j = text.find(" ", q)
+        if j <= q or "\n" in text[q:j] or "\t" in text[q:j]:
+            break
+        out.append(j + 1)
+        p = j
+    return out
+
+
+class Matcher:
+    """Every loaded locale's programs, one automaton, and the evaluation of rules."""
+
+    def __init__(
+        self,
+        locales: Sequence[Mapping[str, Any]],
+        subject_names: Sequence[str] = (),
+        titles: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None,
+        timeout: Callable[[], float] = lambda: REGEX_TIMEOUT,
+    ) -> None:
+        self.timeout = timeout
+        self.rules: list[Rule] = []
+        self.concepts: dict[str, dict[str, list[list[Any]]]] = {}
+        self.proclitics: dict[str, tuple[str, ...]] = {}
+        self.titles: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._regex_subject: dict[str, str] = {}
+        keys: dict[str, list[tuple[str, Any]]] = {}  # automaton string -> roles
+
+        def role(s: str, r: tuple[str, Any]) -> None:
+            keys.setdefault(s, []).append(r)
+
+        # form references: key -> rule indexes / concept names whose forms use it
+        self._rules_by_word: dict[str, set[int]] = {}
+        self._rules_by_stem: dict[str, set[int]] = {}
+        self._rules_by_concept: dict[tuple[str, str], set[int]] = {}
+        self._rules_by_anchor: dict[str, set[int]] = {}
+        self._always: set[int] = set()
+        for loc in locales:
+            code = str(loc["code"])
+            self.concepts[code] = loc.get("concepts") or {}
+            self.proclitics[code] = tuple(loc.get("proclitics") or ())
+            t = (titles or {}).get(code, ((), ()))
+            self.titles[code] = (
+                tuple(_norm_title(x) for x in t[0] if _norm_title(x)),
+                tuple(_norm_title(x) for x in t[1] if _norm_title(x)),
+            )
+            for p in loc.get("pronouns") or ():
+                role(p, ("pron", code))
+            self._regex_subject[code] = str(loc.get("regex_subject") or "(?!)")
+            for forms in self.concepts[code].values():
+                for form in forms:
+                    for el in form[::2]:
+                        if el[0] == "w":
+                            role(el[1], ("w", None))
+                        elif el[0] == "t":
+                            role(el[1], ("t", None))
+            for written, raw in enumerate(loc["rules"]):
+                idx = len(self.rules)
+                rule = Rule(
+                    id=raw["id"],
+                    locale=code,
+                    section=raw["section"],
+                    category=raw.get("category"),
+                    topic=raw.get("topic"),
+                    about=raw.get("about") or "",
+                    priority=int(raw.get("priority") or 0),
+                    forms=raw.get("forms") or [],
+                    hatch=raw.get("regex") or [],
+                    frame=raw.get("frame"),
+                    reads_pasted=bool(raw.get("reads_pasted")),
+                    order=written,
+                )
+                rule._patterns = [None] * len(rule.hatch)
+                self.rules.append(rule)
+                forms = list(rule.forms)
+                if rule.frame:
+                    for part in ("all", "any", "none"):
+                        for item in rule.frame[part]:
+                            forms.extend(item["forms"])
+                    live = rule.frame["all"][:1] or rule.frame["any"]
+                    keyed = [f for item in live for f in item["forms"]]
+                else:
+                    keyed = forms
+                for form in forms:
+                    for el in form[::2]:
+                        if el[0] == "w":
+                            role(el[1], ("w", None))
+                        elif el[0] == "t":
+                            role(el[1], ("t", None))
+                for form in keyed:
+                    self._index_form(form, code, idx)
+                for rx in rule.hatch:
+                    if rx.get("anchors") is None:
+                        self._always.add(idx)
+                    else:
+                        for a in rx["anchors"]:
+                            self._rules_by_anchor.setdefault(a, set()).add(idx)
+                            role(a, ("a", None))
+        # subject names, shared by every locale
+        for name_form, mark in _name_forms(subject_names):
+            role(name_form, ("name", mark))
+        self._keys = keys
+        self._strings = sorted(keys)
+        self._roles = [keys[s] for s in self._strings]
+        self._ac: Any = None
+        self._scan: regex.Pattern[str] | None = None
+        self._prefixes: list[tuple[int, ...]] = []
+        self._built = False
+
+    def _index_form(self, form: list[Any], code: str, idx: int) -> None:
+        words = [el[1] for el in form[::2] if el[0] == "w"]
+        if words:
+            best = max(words, key=len)
+            self._rules_by_word.setdefault(best, set()).add(idx)
+            return
+        stems = [el[1] for el in form[::2] if el[0] == "t"]
+        if stems:
+            self._rules_by_stem.setdefault(max(stems, key=len), set()).add(idx)
+            return
+        concepts = [el[1] for el in form[::2] if el[0] == "c"]
+        if concepts:
+            self._rules_by_concept.setdefault((code, concepts[0]), set()).add(idx)
+            return
+        self._always.add(idx)
+
+    # -- the pass -------------------------------------------------------------------
+    def _build(self) -> None:
+        if self._built:
+            return
+        self._built = True
+        if not self._strings:
+            return
+        try:
+            from ahocorasick_rs import AhoCorasick
+        except ImportError:  # the same occurrences, found by a trie-shaped regex
+            index = {s: i for i, s in enumerate(self._strings)}
+            self._prefixes = [
+                tuple(index[s[:k]] for k in range(1, len(s) + 1) if s[:k] in index)
+                for s in self._strings
+            ]
+            self._scan = regex.compile("(?=(" + trie_source(self._strings) + "))")
+            self._index = index
+        else:
+            self._ac = AhoCorasick(self._strings)
+
+    def _raw_hits(self, text: str) -> Iterable[tuple[int, int, int]]:
+        """(string index, start, end) of every occurrence of every automaton string."""
+        if self._ac is not None:
+            return self._ac.find_matches_as_indexes(text, overlapping=True)
+        if self._scan is None:
+            return ()
+        out = []
+        strings, index, prefixes = self._strings, self._index, self._prefixes
+        for m in self._scan.finditer(text, timeout=self.timeout()):
+            s = m.start()
+            for k in prefixes[index[m.group(1)]]:
+                out.append((k, s, s + len(strings[k])))
+        return out
+
+    def occurrences(self, text: str) -> _Occurrences:
+        self._build()
+        occ = _Occurrences(self, text)
+        names: list[tuple[int, int, str]] = []
+        roles, strings = self._roles, self._strings
+        any_procl = any(self.proclitics.values())
+        for k, s, e in self._raw_hits(text):
+            string = strings[k]
+            for kind, val in roles[k]:
+                if kind == "a":
+                    occ.anchors.add(string)
+                    continue
+                left = _edge_ok(text, s - 1, string[0])
+                if kind == "t":
+                    if left:
+                        end = e
+                        if is_han(string[-1]):
+                            ends = [
+                                e + j for j in range(4) if j == 0 or is_han(text[e + j - 1 : e + j])
+                            ]
+                            occ.stems.setdefault(string, []).extend((s, x) for x in ends)
+                            continue
+                        while end < len(text) and is_word_char(text[end]):
+                            end += 1
+                        occ.stems.setdefault(string, []).append((s, end))
+                    continue
+                right = _edge_ok(text, e, string[-1])
+                if kind == "w":
+                    if left and right:
+                        occ.words.setdefault(string, []).append((s, e))
+                    elif right and any_procl:
+                        for _code, pcs in self.proclitics.items():
+                            for pc in pcs:
+                                b = s - len(pc)
+                                if b >= 0 and text.startswith(pc, b) and not _word_at(text, b - 1):
+                                    occ.procl.setdefault(string, []).append((b, e, pc))
+                elif kind == "pron":
+                    if left and right:
+                        occ.pron.setdefault(val, []).append((s, e))
+                elif (
+                    kind == "name"
+                    and left
+                    and (
+                        right
+                        or (val == MARK_LATIN and _possessive_follows(text, e))
+                        or any(
+                            text.startswith(t, e) or text.startswith(" " + t, e)
+                            for tt in self.titles.values()
+                            for t in tt[1]
+                        )
+                    )
+                ):
+                    names.append((s, e, val))
+        # leftmost-longest, non-overlapping names
+        names.sort(key=lambda x: (x[0], -(x[1] - x[0])))
+        last = -1
+        for s, e, mark in names:
+            if s >= last:
+                occ.names.append((s, e, mark))
+                last = e
+        return occ
+
+    # -- evaluation -----------------------------------------------------------------
+    def candidates(self, occ: _Occurrences, section: str) -> list[Rule]:
+        found: set[int] = set(self._always)
+        for w in occ.words:
+            found.update(self._rules_by_word.get(w, ()))
+        for w in occ.procl:
+            found.update(self._rules_by_word.get(w, ()))
+        for t in occ.stems:
+            found.update(self._rules_by_stem.get(t, ()))
+        for a in occ.anchors:
+            found.update(self._rules_by_anchor.get(a, ()))
+        for (code, name), idxs in self._rules_by_concept.items():
+            if occ.concept(code, name):
+                found.update(idxs)
+        rules = [self.rules[i] for i in found if self.rules[i].section == section]
+        rules.sort(key=precedence)
+        return rules
+
+    def evaluate(
+        self, rule: Rule, occ: _Occurrences, offset: int = 0, *, prefilter: bool = True
+    ) -> Hit | None:
+        """The rule's leftmost match in ``occ`` (one ending after ``offset``: joined text).
+
+        ``prefilter=False`` runs every escape-hatch regex even when none of its anchors
+        occurred (tests use it to check that the anchors lose nothing).
+        """
+        best: Hit | None = None
+        for form in rule.forms:
+            spans = occ.form_spans(form, rule.locale, first_only=offset == 0)
+            if offset:
+                spans = [sp for sp in spans if sp[1] > offset][:1]
+            if spans and (best is None or spans[0][0] < best.span[0]):
+                sp = spans[0]
+                best = Hit(rule, sp, self._template_evidence(form, rule.locale, occ, sp))
+        if best is not None and best.span[0] == 0:
+            return best  # nothing can start further left
+        if rule.frame:
+            hit = self._frame(rule, occ, offset)
+            if hit is not None and (best is None or hit.span[0] < best.span[0]):
+                best = hit
+        for k, rx in enumerate(rule.hatch):
+            if best is not None and best.span[0] == 0:
+                break
+            anchors = rx.get("anchors")
+            if prefilter and anchors is not None and not any(a in occ.anchors for a in anchors):
+                continue
+            pat = self._pattern(rule, k)
+            text = occ.marked()
+            timeout = self.timeout()
+            if offset == 0:
+                m = pat.search(text, timeout=timeout)
+                if m is not None and m.end() > m.start():
+                    sp = m.span()
+                    if best is None or sp[0] < best.span[0]:
+                        best = Hit(rule, sp, (("regex", sp),))
+            else:
+                for m in pat.finditer(text, overlapped=True, timeout=timeout):
+                    if m.end() > offset:
+                        sp = m.span()
+                        if best is None or sp[0] < best.span[0]:
+                            best = Hit(rule, sp, (("regex", sp),))
+                        break
+        return best
+
+    def _pattern(self, rule: Rule, k: int) -> regex.Pattern[str]:
+        pat = rule._patterns[k]
+        if pat is None:
+            source = rule.hatch[k]["source"].replace(
+                "(?&subject)", self._regex_subject[rule.locale]
+            )
+            pat = rule._patterns[k] = regex.compile(source)
+        return pat
+
+    def compile_regexes(self) -> None:
+        """Build the automaton and compile every escape-hatch regex now."""
+        self._build()
+        for rule in self.rules:
+            for k in range(len(rule.hatch)):
+                self._pattern(rule, k)
+
+    def _template_evidence(
+        self, form: list[Any], locale: str, occ: _Occurrences, span: Span
+    ) -> tuple[tuple[str, Span], ...]:
+        ev: list[tuple[str, Span]] = [("template", span)]
+        seen: set[str] = set()
+        for el in form[::2]:
+            if el[0] in ("s", "c", "n") and repr(el) not in seen:
+                seen.add(repr(el))
+                name = "subject" if el[0] == "s" else el[1]
+                for sp in occ.spans_of(el, locale):
+                    if span[0] <= sp[0] and sp[1] <= span[1]:
+                        ev.append((name, sp))
+                        break
+        return tuple(ev)
+
+    def _frame(self, rule: Rule, occ: _Occurrences, offset: int) -> Hit | None:
+        frame = rule.frame
+        assert frame is not None
+
+        def item_spans(item: dict[str, Any]) -> list[Span]:
+            out: set[Span] = set()
+            for form in item["forms"]:
+                out.update(occ.form_spans(form, rule.locale, first_only=False))
+            return sorted(out)
+
+        for item in frame["none"]:
+            if item_spans(item):
+                return None
+        chosen: list[tuple[str, Span]] = []
+        all_spans = []
+        for item in frame["all"]:
+            spans = item_spans(item)
+            if not spans:
+                return None
+            all_spans.append((item, spans))
+        if frame["any"]:
+            got = None
+            for item in frame["any"]:
+                spans = item_spans(item)
+                if spans:
+                    got = (item, spans)
+                    break
+            if got is None:
+                return None
+            any_item = got
+        else:
+            any_item = None
+        within = frame.get("within")
+        text = occ.text
+        pick: tuple[Span, ...] | None = None
+        from guardlex.rules.compiler import product_limited
+
+        for combo in product_limited([s for _, s in all_spans]):
+            lo = min((s for s, _ in combo), default=None)
+            hi = max((e for _, e in combo), default=None)
+            if (
+                within is not None
+                and lo is not None
+                and hi is not None
+                and len(text[lo:hi].split()) > within
+            ):
+                continue
+            if offset and hi is not None and hi <= offset:
+                continue
+            pick = combo
+            break
+        if all_spans and pick is None:
+            return None
+        for (item, _), sp in zip(all_spans, pick or (), strict=False):
+            chosen.append((_item_name(item), sp))
+        if any_item is not None:
+            sp = any_item[1][0]
+            if offset and not chosen and sp[1] <= offset:
+                later = [x for x in any_item[1] if x[1] > offset]
+                if not later:
+                    return None
+                sp = later[0]
+            chosen.append((_item_name(any_item[0]), sp))
+        lo = min(s for _, (s, _) in chosen)
+        hi = max(e for _, (_, e) in chosen)
+        return Hit(rule, (lo, hi), tuple(sorted(chosen, key=lambda c: c[1])))
+
+    def route_section(self, occ: _Occurrences, section: str, offset: int = 0) -> Hit | None:
+        """The winning match of a section (see ``precedence``)."""
+        best: tuple[tuple[Any, ...], Hit] | None = None
+        for rule in self.candidates(occ, section):
+            if best is not None and rule.priority < best[1].rule.priority:
+                break  # candidates come in priority order: nothing later can win
+            hit = self.evaluate(rule, occ, offset)
+            if hit is not None:
+                key = (-rule.priority, hit.span[0], *precedence(rule)[1:])
+                if best is None or key < best[0]:
+                    best = (key, hit)
+        return best[1] if best is not None else None
+
+
+def _item_name(item: Mapping[str, Any]) -> str:
+    text = str(item["text"]).strip()
+    if text.startswith("<") and text.endswith(">") and text.count("<") == 1:
+        return text[1:-1].strip()
+    return "template"
+
+
+CATEGORY_ORDER = ("engagement", "personal_data", "speculation", "meta", "task")
+
+
+def precedence(rule: Rule) -> tuple[Any, ...]:
+    """The order among matching rules of one section (``docs/packs.md``).
+
+    Higher ``priority`` first; then the match that starts leftmost in the question
+    (``Matcher.route_section`` puts the start here); then the category order
+    engagement, personal_data, speculation, meta, task; then the order the rules are
+    written in their locale's file; then the locale code. Nothing depends on which
+    other locales are loaded, so a question routes the same with one locale or all.
+    """
+    cat = CATEGORY_ORDER.index(rule.category) if rule.category in CATEGORY_ORDER else 99
+    return (-rule.priority, cat, rule.order, rule.locale)
+
+
+def _edge_ok(text: str, i: int, edge: str) -> bool:
+    """Whole-word check at one edge: only a non-Han word character needs a boundary."""
+    if not is_word_char(edge) or is_han(edge):
+        return True
+    return not _word_at(text, i)
+
+
+def _possessive_follows(text: str, e: int) -> bool:
+    return any(text.startswith(p, e) and not _word_at(text, e + len(p)) for p in _POSSESSIVE)
+
+
+def _norm_title(t: str) -> str:
+    return normalise(t).rstrip(".").strip()
+
+
+def _name_forms(names: Sequence[str]) -> list[tuple[str, str]]:
+    """Each normalised name form with its marker (see ``MARK_*``)."""
+    out = []
+    for w in subject_words((), names):
+        if is_han(w[0]) or is_han(w[-1]):
+            mark = MARK_HAN
+        elif w[-1:].isascii():
+            mark = MARK_LATIN
+        else:
+            mark = MARK_WORD
+        out.append((w, mark))
+    return out
+
+
+def regex_subject_source(pronoun_source: str, titles: str, titles_after: str) -> str:
+    """``{subject}`` for the escape-hatch regexes: pronouns, or a marked name."""
+    before = f"(?:(?:{titles})\\.? )?" if titles else ""
+    after = f"(?: ?(?:{titles_after}))?" if titles_after else ""
+    latin = rf"(?<!\w){before}{MARK_LATIN}+{after}(?:['’]?s|['’])?(?!\w)"
+    word = rf"(?<!\w){before}{MARK_WORD}+{after}(?!\w)"
+    han = rf"{before}{MARK_HAN}+{after}"
+    return f"(?:{pronoun_source}|{latin}|{word}|{han})"
+
+
+def sanitise(text: str) -> str:
+    """Marker letters typed by the reader are not names: replace them."""
+    if any(ch in _MARKS for ch in text):
+        return "".join("\ufffd" if ch in _MARKS else ch for ch in text)
+    return text
+
+
+Explain = Callable[[Hit], Any]
