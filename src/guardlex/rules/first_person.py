@@ -13,26 +13,30 @@ A locale's ``first_person.yaml`` (and the ``first_person.generated.yaml`` a tool
   words to a group whose conditions are written by hand;
 * ``exceptions``: spans in which no entry counts (Chinese 自我, English "the US").
 
-Everything is compiled into one alternation per locale (``first_person_sources``), so a
-sentence is scanned once. Without a locale, the text's language is identified
-(``guardlex.langid``) and every locale that is the only one writing a script present in
-the text is checked too.
+Plain entries and context groups are word tables looked up token by token (the cost does
+not grow with the thousands of generated forms); the few other entries (Han, elisions)
+are one regex per locale (``first_person_sources``). Without a locale, the text's
+language is identified (``guardlex.langid``) and every locale that is the only one
+writing a script present in the text is checked too.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import regex
 
-from guardlex.rules._text import WORD_END, WORD_START, normalise, normalise_with_offsets
+from guardlex.rules._text import normalise, normalise_with_offsets
 
 log = logging.getLogger("guardlex.rules")
 
 CONTEXT_KEYS = ("not_after", "after", "not_before")
+#: what may stand between the words of one entry: a space ("ما را") or a hyphen ("dar-me")
+JOINERS = (" ", "-")
 
 
 @dataclass(frozen=True)
@@ -62,63 +66,154 @@ def merge_contexts(groups: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-def _neighbour_source(words: Sequence[str]) -> str:
-    """One of ``words`` as the neighbour of an entry: a whole word, or a literal mark."""
-    from guardlex.rules.compile import literal_source, normalise_literal
+_TOKEN = regex.compile(r"\w+")
 
-    alts = []
+
+def _literal(word: str) -> str:
+    from guardlex.rules.compile import normalise_literal
+
+    return normalise_literal(word).strip(" ")
+
+
+def _is_plain(lit: str) -> bool:
+    """Words of word characters joined by one space or hyphen (matched by token lookup)."""
+    from guardlex.rules._text import is_han, is_word_char
+
+    if not lit or "\u200c" in lit or not (is_word_char(lit[0]) and is_word_char(lit[-1])):
+        return False
+    if any(a in JOINERS and b in JOINERS for a, b in itertools.pairwise(lit)):
+        return False
+    return all(ch in JOINERS or (is_word_char(ch) and not is_han(ch)) for ch in lit)
+
+
+def _split(words: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(plain normalised entries, the others as written)."""
+    plain, other = [], []
     for w in words:
-        lit = normalise_literal(w).strip(" ")
-        if not lit:
-            continue
-        src = literal_source(lit)
-        if regex.match(r"\w", lit[0]):
-            src = WORD_START + src
-        if regex.match(r"\w", lit[-1]):
-            src = src + WORD_END
-        alts.append(src)
-    return "(?:" + "|".join(sorted(set(alts), key=lambda s: (-len(s), s))) + ")" if alts else ""
+        lit = _literal(w)
+        if _is_plain(lit):
+            plain.append(lit)
+        elif lit:
+            other.append(w)
+    return plain, other
 
 
-def context_source(group: Mapping[str, Any]) -> str:
-    """The regex of one context group (``(?!)`` when it has no words)."""
+def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """Compile a merged ``first_person`` mapping: (regex, exceptions regex, word tables).
+
+    Plain entries (word characters and single spaces: the bulk, thousands of generated
+    verb forms) are looked up token by token in a set, which costs the same for ten or
+    ten thousand entries; the regex holds only the others (Han entries, elisions such as
+    "j'", entries with a ZWNJ). Context groups are word tables too.
+    """
     from guardlex.rules.engine import words_source
 
-    body = words_source(list(group.get("words") or ()))
-    if body == "(?!)":
-        return body
-    before = ""
-    not_after = _neighbour_source(group.get("not_after") or ())
-    if not_after:
-        before += rf"(?<!{not_after}[^\w]{{0,2}})"
-    after = _neighbour_source(group.get("after") or ())
-    if after:
-        before += rf"(?<={after}\s?)"
-    tail = ""
-    not_before = _neighbour_source(group.get("not_before") or ())
-    if not_before:
-        tail = rf"(?![^\w]{{0,2}}{not_before})"
-    return f"(?:{before}{body}{tail})"
-
-
-def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str]:
-    """(entries, exceptions) regex sources of a merged ``first_person`` mapping."""
-    from guardlex.rules.engine import words_source
-
-    plain = words_source([*(fp.get("pronouns") or ()), *(fp.get("verb_forms") or ())])
-    parts = [] if plain == "(?!)" else [plain]
+    plain, other = _split([*(fp.get("pronouns") or ()), *(fp.get("verb_forms") or ())])
+    contexts = []
     for group in merge_contexts(fp.get("contexts") or ()):
-        src = context_source(group)
-        if src != "(?!)":
-            parts.append(src)
-    entries = "(?:" + "|".join(parts) + ")" if parts else "(?!)"
-    return entries, words_source(list(fp.get("exceptions") or ()))
+        words, _rest = _split(group.get("words") or ())
+        if not words:
+            continue
+        entry: dict[str, Any] = {"id": group["id"], "words": sorted(set(words))}
+        for key in CONTEXT_KEYS:
+            lits = [_literal(w) for w in group.get(key) or ()]
+            entry[key] = sorted({w for w in lits if w and _is_plain(w)})
+            entry[key + "_marks"] = sorted({w for w in lits if w and not _is_plain(w)})
+        contexts.append(entry)
+    every = [*plain, *(w for c in contexts for w in c["words"])]
+    tables = {
+        "words": sorted(set(plain)),
+        "max_words": max((len(_TOKEN.findall(w)) for w in every), default=0),
+        "contexts": contexts,
+    }
+    return words_source(other), words_source(list(fp.get("exceptions") or ())), tables
+
+
+class _Matcher:
+    """The word tables of one locale, ready for lookups."""
+
+    def __init__(self, tables: Mapping[str, Any]) -> None:
+        self.words = frozenset(tables.get("words") or ())
+        self.max_words = int(tables.get("max_words") or 0)
+        heads = [*self.words, *(w for c in tables.get("contexts") or () for w in c["words"])]
+        #: first tokens of every entry: a text without one of them cannot match
+        self.heads = frozenset(_TOKEN.match(w).group() for w in heads)  # type: ignore[union-attr]
+        self.groups = [
+            (
+                frozenset(c["words"]),
+                frozenset(c.get("not_after") or ()),
+                tuple(c.get("not_after_marks") or ()),
+                frozenset(c.get("after") or ()),
+                tuple(c.get("after_marks") or ()),
+                frozenset(c.get("not_before") or ()),
+                tuple(c.get("not_before_marks") or ()),
+            )
+            for c in tables.get("contexts") or ()
+        ]
+
+    def first(self, flat: str, spans: list[tuple[int, int]]) -> Iterable[tuple[int, int]]:
+        """Spans of entries in ``flat`` (tokens ``spans``), in order of start."""
+        n = len(spans)
+        heads = self.heads
+        for i in range(n):
+            start = spans[i][0]
+            if flat[start : spans[i][1]] not in heads:
+                continue
+            found = None
+            j = i
+            while j < n and j - i < self.max_words:
+                if j > i and flat[spans[j - 1][1] : spans[j][0]] not in JOINERS:
+                    break
+                cand = flat[start : spans[j][1]]
+                if cand in self.words or any(
+                    cand in g[0] and self._context_ok(g, flat, spans, i, j) for g in self.groups
+                ):
+                    found = (start, spans[j][1])  # the longest entry starting here
+                j += 1
+            if found is not None:
+                yield found
+
+    @staticmethod
+    def _context_ok(
+        group: tuple[Any, ...], flat: str, spans: list[tuple[int, int]], i: int, j: int
+    ) -> bool:
+        _w, not_after, na_marks, after, a_marks, not_before, nb_marks = group
+        prev = flat[spans[i - 1][0] : spans[i - 1][1]] if i > 0 else None
+        gap_before = flat[spans[i - 1][1] : spans[i][0]] if i > 0 else flat[: spans[i][0]]
+        if prev is not None and len(gap_before) <= 2 and prev in not_after:
+            return False
+        if any(m in gap_before[-3:] for m in na_marks):
+            return False
+        if after or a_marks:
+            tight = gap_before in ("", " ")
+            ok = prev is not None and tight and prev in after
+            ok = ok or any(gap_before.rstrip(" ").endswith(m) for m in a_marks)
+            if not ok:
+                return False
+        if j + 1 < len(spans):
+            gap_after = flat[spans[j][1] : spans[j + 1][0]]
+            nxt = flat[spans[j + 1][0] : spans[j + 1][1]]
+            if len(gap_after) <= 2 and nxt in not_before:
+                return False
+            if any(m in gap_after[:3] for m in nb_marks):
+                return False
+        return True
 
 
 class _State(Protocol):
+    first_person_words: Mapping[str, Any]
+
     def first_person_patterns(
         self,
     ) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]: ...
+
+
+def _matcher(state: _State) -> _Matcher:
+    m = state.__dict__.get("_fp_matcher")
+    if m is None:
+        m = _Matcher(state.first_person_words)
+        state.__dict__["_fp_matcher"] = m
+    return m
 
 
 def find(
@@ -131,17 +226,30 @@ def find(
     A scan that times out is reported as a hit with an empty word (fail closed).
     """
     flat = normalise(text)
+    spans: list[tuple[int, int]] | None = None
+    tokens: set[str] | None = None
     first: tuple[int, int, str] | None = None  # (start, end, locale) in ``flat``
     try:
         for code in codes:
-            fp, fx = states[code].first_person_patterns()
-            if fp is None:
+            state = states[code]
+            fp, fx = state.first_person_patterns()
+            found: list[tuple[int, int]] = []
+            matcher = _matcher(state)
+            if matcher.words or matcher.groups:
+                if tokens is None:
+                    tokens = set(_TOKEN.findall(flat, timeout=timeout))
+                if not matcher.heads.isdisjoint(tokens):
+                    if spans is None:
+                        spans = [m.span() for m in _TOKEN.finditer(flat, timeout=timeout)]
+                    found.extend(matcher.first(flat, spans))
+            if fp is not None:
+                found.extend(m.span() for m in fp.finditer(flat, overlapped=True, timeout=timeout))
+            if not found:
                 continue
             blocked: list[tuple[int, int]] = []
             if fx is not None:
                 blocked = [m.span() for m in fx.finditer(flat, overlapped=True, timeout=timeout)]
-            for m in fp.finditer(flat, overlapped=True, timeout=timeout):
-                s, e = m.span()
+            for s, e in sorted(found):
                 if any(bs <= s and e <= be for bs, be in blocked):
                     continue
                 if first is None or s < first[0]:
@@ -177,3 +285,25 @@ def locales_for(
         if len(locs) == 1 and code not in codes and infos[code].writes(text):
             codes.append(code)
     return [c for c in codes if c in order]
+
+
+def find_auto(
+    states: Mapping[str, _State],
+    text: str,
+    infos: Mapping[str, Any],
+    order: Sequence[str],
+    detect: Callable[[str], str],
+    default: str,
+    timeout: float,
+) -> FirstPersonHit | None:
+    """``find`` without a given locale: the lexicons of ``locales_for`` the detected language.
+
+    Language identification costs more than a lexicon scan, and almost no sentence the
+    gate checks is first person; so the lexicons of every locale whose script occurs in
+    the text (a superset of what ``locales_for`` can choose) are scanned first, and only
+    when one of them hits is the language identified. Same result, less work.
+    """
+    superset = [c for c in order if c == default or infos[c].writes(text)]
+    if find(states, superset, text, timeout) is None:
+        return None
+    return find(states, locales_for(text, detect(text), infos, order), text, timeout)
