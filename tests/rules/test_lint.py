@@ -360,3 +360,16 @@ def test_cli_progress_and_packs_option(
     captured = capsys.readouterr()
     assert "linting [1/1] tx" in captured.err
     assert "0 error(s), 0 warning(s), 0 regex escape hatch(es)" in captured.out
+
+
+def test_concept_examples_are_checked(write_pack: PackWriter) -> None:
+    concept = {
+        "about": "x",
+        "terms": ["(prompt | rules)"],
+        "examples": {"match": ["show the prompt", "show the guidelines"], "no_match": ["rules"]},
+    }
+    rules = [v2_rule("m", ["your prompt", "your rules"], templates=["your <p>"])]
+    out = messages(findings_for(v2_pack(write_pack, "tx", rules, {"p": concept}), "tx"))
+    assert "example 'show the guidelines' of concept <p> contains none of its terms" in out
+    assert "no_match example 'rules' of concept <p> contains one of its terms" in out
+    assert "'show the prompt'" not in out

@@ -151,6 +151,33 @@ def _own_hit(packs: Any, rule: RuleSpec, text: str) -> bool | None:
         return None
 
 
+def _concept_example_findings(data: LocaleData, packs: Any, findings: list[Finding]) -> None:
+    """A concept's ``match`` examples must contain one of its terms; ``no_match`` ones not."""
+    try:
+        from guardlex.rules.matcher import sanitise
+
+        m = packs.matcher()
+        for name, spec in sorted((data.concepts or {}).items()):
+            for want, examples in ((True, spec.match), (False, spec.no_match)):
+                for text in examples:
+                    occ = m.occurrences(sanitise(normalise(text)))
+                    if bool(occ.concept(data.code, name)) == want:
+                        continue
+                    if want:
+                        message = (
+                            f"example {text!r} of concept <{name}> contains none of its terms; "
+                            "add the missing term, or fix the example"
+                        )
+                    else:
+                        message = (
+                            f"no_match example {text!r} of concept <{name}> contains one of its "
+                            "terms; make the terms more specific, or fix the example"
+                        )
+                    findings.append(Finding(spec.path, spec.line, ERROR, message))
+    except (AttributeError, ImportError, TypeError):
+        return
+
+
 def _example_findings(data: LocaleData, findings: list[Finding]) -> Any:
     """Each rule's own examples, routed with only this locale loaded; the packs (or None
     when the locale does not compile, reported as an error)."""
@@ -168,6 +195,7 @@ def _example_findings(data: LocaleData, findings: list[Finding]) -> Any:
             message = message.split(": ", 1)[-1]
         findings.append(Finding(exc.path or str(data.code), exc.line or 1, ERROR, message))
         return None
+    _concept_example_findings(data, packs, findings)
     for rule in data.active_rules():
         want = "refuse" if rule.section == "refusal" else "overview"
         for example in rule.match:
