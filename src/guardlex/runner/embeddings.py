@@ -1,4 +1,6 @@
-"""Embedders: the deterministic hashing surrogate (default) and a real sentence model.
+"""Embedders: the deterministic hashing surrogate (default), a real local sentence model
+(all-MiniLM-L6-v2 in numpy, :mod:`guardlex.runner.minilm`, or through sentence-transformers)
+and any OpenAI-compatible ``/v1/embeddings`` endpoint.
 
 The embedder is always chosen explicitly by name and recorded in the store, so results
 never depend silently on which optional packages happen to be installed.
@@ -324,7 +326,13 @@ def make_embedder(
             raise RunnerError(f"unknown embedder {name!r}: use hashing-bow-<dim>") from None
         return HashingEmbedder(tokenize, stopwords, dim=dim)
     if name.casefold() in (SENTENCE_EMBEDDER.casefold(), "minilm", "sentence"):
-        return SentenceEmbedder()
+        # The same model either way: numpy from the shipped weights (default, no torch),
+        # or sentence-transformers when GUARDLEX_SENTENCE_RUNTIME=torch.
+        if os.environ.get("GUARDLEX_SENTENCE_RUNTIME", "numpy") == "torch":
+            return SentenceEmbedder()
+        from guardlex.runner.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
     if name.startswith(OPENAI_PREFIX):
         cfg = dict(config or {})
         url = cfg.get("url")
