@@ -106,3 +106,22 @@ def test_real_serve_on_a_fresh_store(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_docs_python_example_builds_an_app(tmp_path: Path) -> None:
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc, flags=re.S) if "create_app" in b]
+    store = tmp_path / "site.sqlite"
+    assert main(["index", str(SITE), "--store", str(store), "--subject", "Dana Reyes",
+                 "--quiet"]) == 0  # fmt: skip
+    records: list[object] = []
+
+    class Logger:
+        info = records.append
+
+    scope: dict[str, object] = {"my_logger": Logger()}
+    exec(block.replace('"site.sqlite"', repr(str(store))), scope)
+    app = scope["app"]
+    assert app.state.guardlex.settings.on_turn is not None  # type: ignore[attr-defined]
