@@ -125,3 +125,52 @@ def test_docs_python_example_builds_an_app(tmp_path: Path) -> None:
     exec(block.replace('"site.sqlite"', repr(str(store))), scope)
     app = scope["app"]
     assert app.state.guardlex.settings.on_turn is not None  # type: ignore[attr-defined]
+
+
+def test_serve_build_with_an_openai_endpoint(tmp_path: Path, model_server, monkeypatch) -> None:
+    """The CLI's wiring for --model openai: the async client, the ledger file, the key
+    kept out of the settings' output."""
+    from guardlex.cli.serve import build
+    from guardlex.runner.aio import AsyncOpenAIChatModel
+
+    from .conftest import LiveServer
+
+    store = tmp_path / "site.sqlite"
+    assert main(["index", str(SITE), "--store", str(store), "--subject", "Dana Reyes",
+                 "--quiet"]) == 0  # fmt: skip
+    monkeypatch.setenv("FAKE_KEY", "sk-cli-secret")
+    ledger = tmp_path / "ledger.sqlite"
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--store",
+            str(store),
+            "--model",
+            "openai",
+            "--base-url",
+            model_server.base_url,
+            "--api-key-env",
+            "FAKE_KEY",
+            "--ledger",
+            str(ledger),
+            "--new-ledger",
+            "--no-rate-limit",
+            "--turn-deadline",
+            "5",
+        ]
+    )
+    runner, limiter, settings = build(args)
+    assert limiter is None and settings.secrets == ("sk-cli-secret",)  # type: ignore[attr-defined]
+    assert isinstance(runner.model, AsyncOpenAIChatModel)  # type: ignore[attr-defined]
+    from guardlex.serve import create_app
+
+    server = LiveServer(create_app(runner, settings=settings)).start()  # type: ignore[arg-type]
+    try:
+        _s, _h, events = post_sse(
+            server.url + "/api/ask", {"question": "What is a semantic cache?"}
+        )
+    finally:
+        server.stop()
+    assert events[-1][1]["code"] in ("ANSWERED", "GATE_STOP", "MODEL_NO_ANSWER"), events
+    assert model_server.headers[-1]["Authorization"] == "Bearer sk-cli-secret"
+    assert runner.ledger.usage()[0] > 0 and ledger.exists()  # type: ignore[attr-defined]
