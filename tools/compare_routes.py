@@ -170,7 +170,7 @@ def _ok(got: tuple[str, str | None, str | None], want: Any) -> bool:
 
 
 def compare(
-    codes: list[str], root: Path = SHIPPED_DIR
+    codes: list[str], root: Path = SHIPPED_DIR, old_root: Path | None = None
 ) -> tuple[list[tuple[str, Case, Any, Any]], int]:
     diffs: list[tuple[str, Case, Any, Any]] = []
     n = 0
@@ -184,7 +184,7 @@ def compare(
     for names in (EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS):
         groups.append((codes, names, [c for c in shared if c["names"] == names]))
     for locs, names, cases in groups:
-        old = legacy.load_packs(locs, subject_names=names, root=root)
+        old = legacy.load_packs(locs, subject_names=names, root=old_root or root)
         new = load_packs(locs, subject_names=names, paths=[root], cache=False, shipped=False)
         for c in cases:
             n += 1
@@ -208,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--locales", nargs="*", help="default: every shipped locale")
     ap.add_argument("--out", help="also write the report to this file")
     ap.add_argument("--root", type=Path, default=SHIPPED_DIR, help="pack directory to read")
+    ap.add_argument(
+        "--old-root",
+        type=Path,
+        help="packs for the 0.1.0 engine (default: --root), e.g. an export of the v1 packs",
+    )
     args = ap.parse_args(argv)
     codes = args.locales or sorted(p.name for p in args.root.iterdir() if p.is_dir())
-    diffs, n = compare(codes, args.root)
+    diffs, n = compare(codes, args.root, args.old_root)
     counts = Counter(label for label, *_ in diffs)
     lines = [
         f"{n} texts routed by the 0.1.0 engine and the current engine; "
