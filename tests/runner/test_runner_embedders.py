@@ -152,7 +152,7 @@ def test_store_records_the_endpoint_never_the_key(
     runner = Runner(store, fake_packs, embedder=embedder_factory(store, fake_packs))
     a = runner.ask("How did the semantic cache reuse answers?", locale="en")
     assert a.embedder == "openai:fake-model" and "KEYWORD_FALLBACK" not in a.trace
-    # the endpoint down mid-run: keywords alone, threshold still applies (SPEC §6)
+    # the endpoint down mid-run: keywords alone, threshold still applies (docs/runner.md)
     monkeypatch.setenv("MY_EMBED_KEY", "not-the-key")
     runner = Runner(store, fake_packs, embedder=embedder_factory(store, fake_packs))
     a = runner.ask("How did the semantic cache reuse answers?", locale="en")
