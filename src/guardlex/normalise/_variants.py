@@ -21,6 +21,8 @@ import urllib.parse
 from collections.abc import Callable, Collection
 from functools import cache
 
+import regex
+
 from guardlex.normalise import _tables as T
 from guardlex.normalise import steps as S
 from guardlex.normalise._core import MAX_CHARS, check_length, normalise
@@ -194,49 +196,71 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
             out.append(candidate)
 
     visible = S.visible_text(text)
+    raw = visible  # the raw-text undoings, all together, for the last variant
     decoded = _decode(visible)
-    add(normalise(decoded))
-    joined = visible
+    if decoded != visible:
+        add(normalise(decoded))
+        raw = decoded
     if T.ZWNJ in visible:
-        joined = visible.replace(T.ZWNJ, "")
-        add(normalise(joined))
-    unbroken = _sub(_LINE_BREAK, "", visible)
-    if unbroken != visible:
-        add(normalise(unbroken))
-    other = _other_fillers(text)
-    if other is not None:
-        add(normalise(other))
-    if base.isascii() and not any(c in base for c in " .-_*'!|@$0123456789"):
-        spaced = inword = base
-    else:
-        spaced = _unspace(base)
-        inword = _sub(_INWORD, "", base)
-    add(spaced)
-    if spaced != base:
-        add(_unspace_keep(base, keep_last=True))
-        add(_unspace_keep(base, keep_last=False))
-    add(_sub(_HAN_GAP, "", base))
-    add(inword)
-    leet_i = _sub(_LEET_RUN, _leet("i"), base)
-    add(leet_i)
-    if "1" in base:
-        add(_sub(_LEET_RUN, _leet("l"), base))
-    add(_sub(_REPEAT_3, r"\1", base))
-    add(_sub(_REPEAT_3, r"\1\1", base))
-    add(_sub(_REPEAT_ALL, r"\1", base))
+        add(normalise(visible.replace(T.ZWNJ, "")))
+        raw = raw.replace(T.ZWNJ, "")
+    if any(c in visible for c in _BREAKS):
+        unbroken = _sub(_LINE_BREAK, "", visible)
+        if unbroken != visible:
+            add(normalise(unbroken))
+            raw = _sub(_LINE_BREAK, "", raw)
+    if not _FILLER_SET.isdisjoint(text):
+        other = _other_fillers(text)
+        if other is not None:
+            add(normalise(other))
+    every = normalise(raw) if raw is not visible else base
+    han = bool(base) and max(base) >= _HAN_FIRST
+    ascii_plain = base.isascii() and not any(c in base for c in _ASCII_SIGNS)
+    spaced_like = not ascii_plain and (
+        any(c in base for c in _SEPS) or sum(len(t) <= 2 for t in base.split(" ")) >= 2
+    )
+    if spaced_like:
+        spaced = _sub(_SPACED, _drop(_SEP), base)
+        if han:
+            spaced = _sub(_HAN_SPACED, _drop(_HAN_SEP), spaced)
+        add(spaced)
+        if spaced != base:
+            add(_unspace_keep(base, keep_last=True))
+            add(_unspace_keep(base, keep_last=False))
+        every = _unspace(every)
+    if han:
+        add(_sub(_HAN_GAP, "", base))
+        every = _sub(_HAN_GAP, "", every)
+    if any(c in base for c in _INWORD_SIGNS):
+        add(_sub(_INWORD, "", base))
+        every = _sub(_INWORD, "", every)
+    if any(c in base for c in _LEET_SIGNS):
+        add(_sub(_LEET_RUN, _leet("i"), base))
+        if "1" in base:
+            add(_sub(_LEET_RUN, _leet("l"), base))
+        every = _sub(_LEET_RUN, _leet("i"), every)
+    if S._re(_REPEAT_ALL).search(base, timeout=S.timeout_for(base)):
+        add(_sub(_REPEAT_3, r"\1", base))
+        add(_sub(_REPEAT_3, r"\1\1", base))
+        add(_sub(_REPEAT_ALL, r"\1", base))
+    every = _sub(_REPEAT_3, r"\1\1", every)
     if NUKTA in base:
         add(strip_nukta(base))
+        every = strip_nukta(every)
     if latin_words is not None:
         add(_fold_normalised(base, latin_words))
-    # everything at once
-    every = normalise(_sub(_LINE_BREAK, "", _decode(joined)))
-    every = _sub(_INWORD, "", _sub(_HAN_GAP, "", _unspace(every)))
-    every = _sub(_LEET_RUN, _leet("i"), every)
-    every = strip_nukta(_sub(_REPEAT_3, r"\1\1", every))
-    if latin_words is not None:
         every = _fold_normalised(every, latin_words)
-    add(every)
+    add(every)  # everything at once
     return tuple(out)
+
+
+_BREAKS = "\n\r\v\f\u2028\u2029\x85"
+_FILLER_SET = frozenset(T.FILLERS)
+_HAN_FIRST = "\u2e80"
+_ASCII_SIGNS = " .-_*'!|@$0123456789"
+_SEPS = ".-_*·/|+~,:"
+_INWORD_SIGNS = ".-_*·'’"
+_LEET_SIGNS = "0123456789@$!|"
 
 
 # ------------------------------------------------------------------ confusable_fold
@@ -288,32 +312,34 @@ def confusable_fold(text: str, latin_words: Collection[str]) -> str:
 
 
 def _fold_normalised(norm: str, latin_words: Collection[str]) -> str:
-    if norm.isascii():
+    if norm.isascii() or not _cyrillic_or_greek(norm):
         return norm
-    table = _to_latin()
     limit = S.timeout_for(norm)
+    # Candidates first (cheap): whole tokens made only of ASCII letters and letters
+    # with a Latin look-alike, with at least one of the latter.
+    folds: list[tuple[int, int, str]] = []
+    for m in S._re(_candidate_pattern()).finditer(norm, timeout=limit):
+        token = m.group(0)
+        if token.isascii():
+            continue
+        skeleton = token.translate(_to_latin_table())
+        if len(skeleton) >= MIN_FOLD_LETTERS and skeleton in latin_words:
+            folds.append((m.start(), m.end(), skeleton))
+    if not folds:
+        return norm
     lcg_only = S._re(_LCG_ONLY)
     non_latin = S._re(_NON_LATIN_LCG)
-    folds: list[tuple[int, int, str]] = []
     latin_tokens = other_tokens = 0
     for m in S._re(_TOKEN).finditer(norm, timeout=limit):
         token = m.group(0)
         if token.isascii():
             latin_tokens += 1
-            continue
-        if not non_latin.search(token, timeout=limit):
-            if lcg_only.fullmatch(token, timeout=limit):
-                latin_tokens += 1
-            continue
-        if not lcg_only.fullmatch(token, timeout=limit):
-            other_tokens += 1  # marks, or letters of other scripts
-            continue
-        skeleton = "".join(table.get(ch, ch) for ch in token)
-        if skeleton.isascii() and len(skeleton) >= MIN_FOLD_LETTERS and skeleton in latin_words:
-            folds.append((m.start(), m.end(), skeleton))
+        elif not non_latin.search(token, timeout=limit):
+            latin_tokens += 1 if lcg_only.fullmatch(token, timeout=limit) else 0
         else:
             other_tokens += 1
-    if not folds or latin_tokens + len(folds) <= 2 * other_tokens:
+    other_tokens -= len(folds)
+    if latin_tokens + len(folds) <= 2 * other_tokens:
         return norm
     parts: list[str] = []
     pos = 0
@@ -323,3 +349,27 @@ def _fold_normalised(norm: str, latin_words: Collection[str]) -> str:
         pos = b
     parts.append(norm[pos:])
     return "".join(parts)
+
+
+@cache
+def _to_latin_table() -> dict[int, str]:
+    return str.maketrans(_to_latin())
+
+
+@cache
+def _candidate_pattern() -> str:
+    letters = "".join(sorted(k for k in _to_latin() if len(k) == 1))
+    cls = "a-z" + regex.escape(letters)
+    return rf"(?<![\p{{L}}\p{{M}}])[{cls}]+(?![\p{{L}}\p{{M}}])"
+
+
+def _cyrillic_or_greek(text: str) -> bool:
+    t = text.encode("utf-8", "surrogatepass").translate(_core_classes())
+    return b"C" in t or b"G" in t or b"X" in t
+
+
+@cache
+def _core_classes() -> bytes:
+    from guardlex.normalise._core import _BYTE_CLASSES
+
+    return _BYTE_CLASSES
