@@ -12,6 +12,10 @@ Four checks, each a fact about strings (docs/gates.md), in this order:
    in a *cited* source, after normalisation (``۲۰`` is ``20``, ``1,500`` is ``1500``,
    ``20`` is not supported by ``2025`` or ``200``).
 
+Before them, with ``forbidden=True`` (the default), ``forbidden_content``: a rate, an
+e-mail address or a phone number said of the subject is stopped even when a cited source
+contains it (``guardlex.gates.forbidden``).
+
 With ``faithful=True`` (the default) a sentence that passed those is also audited
 against its cited sources for a changed unit, a flipped polarity, an "unlimited" given
 as a number and a number moved to another subject, with the codes of ``audit``.
@@ -44,10 +48,12 @@ from guardlex.gates._text import (
 )
 from guardlex.gates._vocab import default_packs, vocab_for
 from guardlex.gates.errors import GateSettingError
+from guardlex.gates.forbidden import Forbidden
 from guardlex.gates.numerals import with_numerals
 from guardlex.gates.segment import MARKER, MAX_SENTENCE_CHARS, Segmenter
 from guardlex.gates.types import (
     FIRST_PERSON,
+    FORBIDDEN_CONTENT,
     MARKER_MISSING,
     MARKER_OUT_OF_RANGE,
     NUMBER_NOT_IN_QUOTE,
@@ -159,6 +165,7 @@ class SentenceGate:
         on_cancel: Callable[[], Any] | None = None,
         *,
         faithful: bool = True,
+        forbidden: bool = True,
         subjects: Sequence[str] = (),
         max_sentence_chars: int = MAX_SENTENCE_CHARS,
     ) -> None:
@@ -186,6 +193,7 @@ class SentenceGate:
         self._keys = [self._source_keys(normalise(s)) for s in self.sources]
         self._union: dict[tuple[int, ...], frozenset[str]] = {}
         self._fp_takes_locale = "locale" in inspect.signature(self.packs.first_person).parameters
+        self._forbidden = Forbidden(self.packs, self._vocab) if forbidden else None
         self._auditor = None
         if faithful:
             from guardlex.gates.faith.auditor import Auditor
@@ -214,13 +222,19 @@ class SentenceGate:
                 plain = strip_markers(text)
         if not plain.strip():
             return Verdict(True)
-        hit = self._first_person(plain, answer_locale)
-        if hit is not None:
-            return Verdict(False, FIRST_PERSON, hit.word)
         norm = normalise(plain)
         found = values(norm, skip_enumerator=True)
         if self._vocab.numeral_digits:  # Chinese numerals of two or more characters: 二十
             found = with_numerals(norm, found, self._vocab, min_han=2)
+        # what must never be said comes first: a rate or a phone number of the subject
+        if self._forbidden is not None:
+            span = self._forbidden.check(plain, norm, found)
+            if span is not None:
+                a, b = normalise_with_offsets(plain).source_span(*span)
+                return Verdict(False, FORBIDDEN_CONTENT, plain[a:b].strip() or norm[slice(*span)])
+        hit = self._first_person(plain, answer_locale)
+        if hit is not None:
+            return Verdict(False, FIRST_PERSON, hit.word)
         if not cited:
             if found or count_words(plain) >= self.min_words:
                 return Verdict(False, MARKER_MISSING, "")

@@ -18,6 +18,9 @@ MARKER_MISSING = "marker_missing"
 UNSUPPORTED_VALUE = "unsupported_value"
 FIRST_PERSON = "first_person"
 SENTENCE_TOO_LONG = "sentence_too_long"
+#: a rate, an e-mail address or a phone number said of the subject (packs' engagement and
+#: personal-data side), stopped even when a cited source contains it
+FORBIDDEN_CONTENT = "forbidden_content"
 
 # -- faithfulness codes (audit violations; also used by the gate in faithful mode) ---
 NUMBER_NOT_IN_QUOTE = "number_not_in_quote"

@@ -296,6 +296,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
             fp[key] = [w for w in words if w not in disabled]
         # context groups (see guardlex.rules.first_person): merged there by id
         fp.setdefault("contexts", []).extend(d.get("contexts") or ())
+        _merge_words(fp.setdefault("proclitics", []), d.get("proclitics") or ())
         if "examples" in d:
             fp["examples"] = d["examples"]
     elif pf.kind == "lexicon":
@@ -310,6 +311,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
             "ordinal_nouns",
             "proclitics",
             "numeral_point",
+            "charge_words",
         ):
             words = lex.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
