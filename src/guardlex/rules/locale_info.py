@@ -4,8 +4,8 @@ Scripts, writing direction, the fallback locale, detection hints, titles, the ex
 subject name and money words live in each locale folder's ``locale.yaml`` (schema
 ``schemas/locale.schema.json``), so a new locale is a folder, never a Python edit. This
 module reads them into a frozen :class:`LocaleInfo` and offers the few generic
-operations built on them (which locales write a script, the fallback chain, telling
-locales of one script apart).
+operations built on them (which letters a locale writes, the fallback chain, the root
+locale); ``guardlex.langid`` tells the reader's language from them.
 
 Locales are discovered like every other pack file: the shipped ``guardlex/locales``,
 the ``guardlex.packs`` entry points, then extra ``paths``. When several folders provide
@@ -14,7 +14,7 @@ one locale, a later ``locale.yaml`` replaces the top-level keys it sets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -224,61 +224,6 @@ def example_subjects(infos: Iterable[LocaleInfo]) -> tuple[str, ...]:
             if name not in out:
                 out.append(name)
     return tuple(out)
-
-
-def detect_by_script(
-    text: str,
-    infos: Mapping[str, LocaleInfo],
-    order: Sequence[str],
-    score: Callable[[str], int],
-) -> str:
-    """The reader's locale among ``order``: the script with most letters in ``text``,
-    then, among the locales writing it, the best ``score`` (the caller's word overlap)
-    plus each locale's detection hints and letters.
-
-    Ties go to the root locale (the one others fall back to) when it is a candidate,
-    else to the smallest code, so the answer does not depend on load order. Text in no
-    loaded script gives the root locale.
-    """
-    default = root_locale(infos, order) or "en"
-    counts: dict[tuple[str, ...], int] = {}
-    for code in order:
-        info = infos.get(code)
-        if info is not None and info.scripts and info.scripts not in counts:
-            counts[info.scripts] = info.writes(text)
-    if not counts or max(counts.values()) == 0:
-        return default
-    root_scripts = infos[default].scripts if default in infos else ()
-    best_scripts = max(counts, key=lambda s: (counts[s], s == root_scripts))
-    candidates = [c for c in order if c in infos and infos[c].scripts == best_scripts]
-    if len(candidates) == 1:
-        return candidates[0]
-    lowered = text.lower()
-    words = set(regex.findall(r"\w+", lowered, timeout=_TIMEOUT))
-    scores: dict[str, int] = {}
-    for code in candidates:
-        info = infos[code]
-        letters = sum(lowered.count(ch) for ch in info.letters)
-        hints = sum(1 for h in info.hints if h.lower() in words)
-        scores[code] = score(code) + hints + info.letter_weight * letters
-    top = max(scores.values())
-    if scores.get(default) == top:
-        return default
-    return min(c for c, v in scores.items() if v == top)
-
-
-def single_script_locales(infos: Mapping[str, LocaleInfo], order: Sequence[str]) -> list[str]:
-    """Locales of ``order`` that are the only loaded locale writing one of their scripts."""
-    owners: dict[str, list[str]] = {}
-    for code in order:
-        info = infos.get(code)
-        for script in info.scripts if info else ():
-            owners.setdefault(script, []).append(code)
-    out: list[str] = []
-    for locs in owners.values():
-        if len(locs) == 1 and locs[0] not in out:
-            out.append(locs[0])
-    return out
 
 
 @lru_cache(maxsize=64)
