@@ -227,7 +227,9 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
         if spaced != base:
             add(_unspace_keep(base, keep_last=True))
             add(_unspace_keep(base, keep_last=False))
-        every = _unspace(every)
+        every = _sub(_SPACED, _drop(_SEP), every)
+        if han:
+            every = _sub(_HAN_SPACED, _drop(_HAN_SEP), every)
     if han:
         add(_sub(_HAN_GAP, "", base))
         every = _sub(_HAN_GAP, "", every)
@@ -243,7 +245,9 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
         add(_sub(_REPEAT_3, r"\1", base))
         add(_sub(_REPEAT_3, r"\1\1", base))
         add(_sub(_REPEAT_ALL, r"\1", base))
-    every = _sub(_REPEAT_3, r"\1\1", every)
+        every = _sub(_REPEAT_3, r"\1\1", every)
+    elif every is not base:
+        every = _sub(_REPEAT_3, r"\1\1", every)
     if NUKTA in base:
         add(strip_nukta(base))
         every = strip_nukta(every)
