@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import regex
-import tomllib
 
 from guardlex.cli import main
 
