@@ -23,8 +23,8 @@ letter shapes, stress marks, homoglyphs). Targets, on both samples: guardlex tim
 guardlex >= 20x hazm on the Persian/Arabic sample. Before timing, the benchmark checks
 that ``normalise_with_offsets(line).text == normalise(line)`` for every line.
 
-Also printed: the start-up time of ``python -c "import guardlex"`` (target < 150 ms),
-and the mean absolute relative error of ``count_words`` against the gold segmentation of
+Also printed: the time ``variants`` takes per line, the start-up time of
+``python -c "import guardlex"`` (target < 150 ms), and the mean absolute relative error of ``count_words`` against the gold segmentation of
 the SIGHAN 2005 PKU test set when ``../shared/data/sighan2005/pku_test_gold.utf8``
 exists next to the repository (it is never copied into it).
 """
@@ -261,6 +261,18 @@ def bench_sample(name: str, lines: list[str], repeats: int) -> None:
     print(f"  guardlex time / bare baseline time = {g / results['baseline']:.2f} (target <= 1.2)")
     ratio = results["offsets"] / g
     print(f"  normalise_with_offsets time / normalise time = {ratio:.2f} (target <= 3)")
+    from guardlex.normalise import variants
+
+    for line in lines[:200]:
+        variants(line)
+    spent = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for line in lines:
+            variants(line)
+        spent.append(time.process_time() - t0)
+    per = statistics.median(spent) / len(lines) * 1e6
+    print(f"  variants (what a router checks besides normalise): {per:.1f} us per line")
 
 
 def bench_import(repeats: int) -> None:
