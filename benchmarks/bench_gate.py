@@ -11,9 +11,11 @@ kilobytes. Sentences are generated deterministically in five languages (each one
 distinct, so no cache helps), most with values and markers; sources are three texts of
 about 2 KB. Printed, all medians in µs:
 
-* ``check`` with the four string checks (``faithful=False``) and with the faithfulness
-  audit on top (the default), against a naive baseline measured in the same run that
-  re-normalises and re-tokenises the cited sources on every check, with the ratio;
+* ``check`` per locale (all ten) with the string checks (``faithful=False``) and with the
+  faithfulness audit on top (the default), each with and without the forbidden-content
+  check (``forbidden=False`` is the path before it existed, measured in the same run),
+  against a naive baseline that re-normalises and re-tokenises the cited sources on
+  every check, with the ratio;
 * the parts of one check: normalising the sentence, extracting its values, the packs'
   first-person scan and ``count_words`` (parts owned by other modules are shown so a
   miss is attributed to the right place);
@@ -38,7 +40,7 @@ from guardlex.gates.segment import Segmenter
 from guardlex.gates.types import Verdict
 
 TARGET_US = 50.0
-LOCALES = ("en", "es", "ru", "zh", "fa")
+LOCALES = ("en", "de", "fr", "es", "pt", "ru", "zh", "fa", "ar", "hi")
 # locales whose packs fail to load (a pack being edited) are left out, with a note
 
 SOURCE_SENTENCES = [
@@ -51,6 +53,12 @@ SOURCE_SENTENCES = [
     "标准版包含 20 个席位，超出部分 8 元/席位/月，价格不含税。企业版不限席位。",
     "طرح پایه ۲۰ صندلی دارد و هر صندلی اضافه ماهانه ۸ دلار است. مالیات شامل نمی‌شود.",
     "Documentation lives at https://example.com/docs and the changelog lists 37 releases.",
+    "Der Tarif Standard enthält 20 Plätze; jeder weitere Platz kostet 8 EUR pro Monat.",
+    "Le forfait Standard comprend 20 sièges ; chaque siège supplémentaire coûte 8 euros par mois.",
+    "O plano Padrão inclui 20 assentos; cada assento extra custa 8 reais por mês.",
+    "تشمل الباقة القياسية 20 مقعدا، ويكلف كل مقعد إضافي 8 دولارات شهريا.",
+    "स्टैंडर्ड प्लान में 20 सीटें हैं; हर अतिरिक्त सीट 8 रुपये प्रति महीना है।",
+    "Dana Reyes charges 900 EUR per day; her phone number is +49 170 1234567.",
 ]
 
 TEMPLATES = {
@@ -72,6 +80,28 @@ TEMPLATES = {
     ],
     "zh": ["标准版包含 {n} 个席位[{s}]。", "超出部分 {n} 元/席位/月，价格不含税[{s}]。"],
     "fa": ["طرح پایه {n} صندلی دارد [{s}].", "هر صندلی اضافه ماهانه {n} دلار است [{s}]."],
+    "de": [
+        "Der Tarif Standard enthält {n} Plätze [{s}].",
+        "Jeder weitere Platz kostet {n} EUR pro Monat [{s}].",
+    ],
+    "fr": [
+        "Le forfait Standard comprend {n} sièges [{s}].",
+        "Chaque siège supplémentaire coûte {n} euros par mois [{s}].",
+    ],
+    "pt": [
+        "O plano Padrão inclui {n} assentos [{s}].",
+        "Cada assento extra custa {n} reais por mês [{s}].",
+    ],
+    "ar": ["تشمل الباقة القياسية {n} مقعدا [{s}].", "يكلف كل مقعد إضافي {n} دولارات شهريا [{s}]."],
+    "hi": ["स्टैंडर्ड प्लान में {n} सीटें हैं [{s}]।", "हर अतिरिक्त सीट {n} रुपये प्रति महीना है [{s}]।"],
+}
+#: answers that state a rate of the subject (stopped by forbidden_content), a few per locale
+FORBIDDEN = {
+    "en": "She charges {n} EUR per day [{s}].",
+    "de": "Sie berechnet {n} EUR pro Tag [{s}].",
+    "es": "Ella cobra {n} euros por día [{s}].",
+    "ru": "Она берёт {n} евро в день [{s}].",
+    "zh": "她每天收费 {n} 欧元[{s}]。",
 }
 
 
@@ -95,6 +125,8 @@ def make_sentences(rng: random.Random, count: int) -> list[tuple[str, str]]:
     for i in range(count):
         locale = LOCALES[i % len(LOCALES)]
         template = rng.choice(TEMPLATES[locale])
+        if locale in FORBIDDEN and i % 20 == 0:
+            template = FORBIDDEN[locale]
         n = rng.choice(["20", "8", "1,200", "4", "37", str(100 + i)])
         sentence = template.format(n=n, y=rng.choice(["2024", "2023"]), s=rng.randint(1, 3), t=3)
         out.append((locale, sentence + " " * (i % 3)))
@@ -166,32 +198,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"sentences: {len(sentences)} distinct; rounds: {rounds}; locales: {', '.join(locales)}"
     )
 
-    gates = {loc: SentenceGate(sources, packs=packs, locale=loc, faithful=False) for loc in locales}
-    faithful = {loc: SentenceGate(sources, packs=packs, locale=loc) for loc in locales}
-    naive = {loc: NaiveGate(sources, packs=packs, locale=loc, faithful=False) for loc in locales}
+    def gate(loc: str, **kw: Any) -> SentenceGate:
+        return SentenceGate(sources, packs=packs, locale=loc, **kw)
 
+    # the old path (checks as before this release: forbidden content off) beside the new one
+    variants = {
+        "strict, old (no forbidden)": {"faithful": False, "forbidden": False},
+        "strict + forbidden": {"faithful": False},
+        "audit, old (no forbidden)": {"forbidden": False},
+        "audit + forbidden (default)": {},
+    }
+    built = {name: {loc: gate(loc, **kw) for loc in locales} for name, kw in variants.items()}
+    gates = built["strict + forbidden"]
+    naive = {loc: NaiveGate(sources, packs=packs, locale=loc, faithful=False) for loc in locales}
     own_gates = {
         loc: SentenceGate(sources, packs=_NoFirstPerson(packs), locale=loc, faithful=False)
         for loc in locales
     }
 
     # warm up compiled patterns and the packs' lazy state
-    for loc, s in sentences[:20]:
-        gates[loc].check(s)
-        faithful[loc].check(s)
+    for loc, s in sentences:
+        for g in built.values():
+            g[loc].check(s)
 
-    strict = median_us(lambda ls: gates[ls[0]].check(ls[1]), sentences, rounds)
-    full = median_us(lambda ls: faithful[ls[0]].check(ls[1]), sentences, rounds)
-    base = median_us(lambda ls: naive[ls[0]].check(ls[1]), sentences, rounds)
+    by_locale = {loc: [ls for ls in sentences if ls[0] == loc] for loc in locales}
+    table: dict[str, dict[str, float]] = {}
+    for name, g in built.items():
+        row = {"all": median_us(lambda ls, g=g: g[ls[0]].check(ls[1]), sentences, rounds)}
+        for loc in locales:
+            row[loc] = median_us(lambda ls, g=g: g[ls[0]].check(ls[1]), by_locale[loc], rounds)
+        table[name] = row
+    stopped = sum(gates[loc].check(s).reason == "forbidden_content" for loc, s in sentences)
     passed = sum(gates[loc].check(s).ok for loc, s in sentences)
-    print(f"\ncheck per sentence (median µs; {passed}/{len(sentences)} pass the four checks)")
     print(
-        f"  four string checks        {strict:8.1f}   target < {TARGET_US:.0f}: "
+        f"\ncheck per sentence, median µs ({passed}/{len(sentences)} pass the string checks; "
+        f"{stopped} stopped as forbidden_content)"
+    )
+    print(f"  {'':<28}" + "".join(f"{c:>7}" for c in ["all", *locales]))
+    for name, row in table.items():
+        print(f"  {name:<28}" + "".join(f"{row[c]:7.1f}" for c in ["all", *locales]))
+    strict = table["strict + forbidden"]["all"]
+    print(
+        f"  target < {TARGET_US:.0f} for the string checks: "
         f"{'met' if strict < TARGET_US else 'MISSED'}"
     )
+    base = median_us(lambda ls: naive[ls[0]].check(ls[1]), sentences, rounds)
     own = median_us(lambda ls: own_gates[ls[0]].check(ls[1]), sentences, rounds)
     print(f"  ... of which the gate's own work (first-person scan stubbed out) {own:.1f}")
-    print(f"  + faithfulness audit      {full:8.1f}")
     print(f"  naive baseline            {base:8.1f}   ratio naive/gate = {base / strict:.1f}x")
 
     plain = [s for _, s in sentences]

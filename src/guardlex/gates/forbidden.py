@@ -27,7 +27,7 @@ from typing import Any
 import regex
 
 from guardlex.gates._text import TIMEOUT, Value, normalise
-from guardlex.gates._vocab import PhraseMatcher, Vocab, words_of
+from guardlex.gates._vocab import PhraseMatcher, Vocab, runs, words_of
 from guardlex.gates.faith.money import _money_at, _money_before, _skip_space
 from guardlex.gates.types import PacksLike
 
@@ -45,8 +45,6 @@ _PHONE = regex.compile(
 
 
 def _phones(norm: str) -> list[tuple[int, int]]:
-    if "+" not in norm and "0" not in norm:
-        return []
     out = []
     for m in _PHONE.finditer(norm, timeout=TIMEOUT):
         digits = sum(ch.isdigit() for ch in m.group())
@@ -80,13 +78,18 @@ class Forbidden:
 
     def check(self, plain: str, norm: str, found: Sequence[Value]) -> tuple[int, int] | None:
         """The span (in ``norm``) of what must not be said, or ``None``."""
-        contacts = [(v.start, v.end) for v in found if v.kind == "email"] + _phones(norm)
-        money = [(v.start, v.end) for v in found if v.kind == "number" and self._money(norm, v)]
+        numbers = [v for v in found if v.kind == "number"]
+        contacts = [(v.start, v.end) for v in found if v.kind == "email"]
+        # a phone number has at least 8 digits (a cheap test before the pattern runs)
+        if "+" in norm or sum(len(v.text) for v in numbers) >= 8:
+            contacts.extend(_phones(norm))
+        money = [(v.start, v.end) for v in numbers if self._money(norm, v)]
         if not contacts and not money:
             return None
         words = words_of(norm)
-        subject = bool(self.subject_m.find(norm, words))
-        charge = bool(money) and bool(self.charge_m.find(norm, words))
+        run = runs(norm, words)
+        subject = bool(self.subject_m.find(norm, words, run))
+        charge = bool(money) and bool(self.charge_m.find(norm, words, run))
         if not subject and not charge:
             return None
         if subject and contacts:
