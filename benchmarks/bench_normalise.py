@@ -24,9 +24,10 @@ guardlex >= 20x hazm on the Persian/Arabic sample. Before timing, the benchmark 
 that ``normalise_with_offsets(line).text == normalise(line)`` for every line.
 
 Also printed: the time ``variants`` takes per line, the start-up time of
-``python -c "import guardlex"`` (target < 150 ms), and the mean absolute relative error of ``count_words`` against the gold segmentation of
-the SIGHAN 2005 PKU test set when ``../shared/data/sighan2005/pku_test_gold.utf8``
-exists next to the repository (it is never copied into it).
+``python -c "import guardlex"`` (target < 150 ms), and the mean absolute relative error
+of ``count_words`` against the gold segmentation of the SIGHAN 2005 PKU test set when
+``../shared/data/sighan2005/pku_test_gold.utf8`` exists next to the repository (it is
+never copied into it).
 """
 
 from __future__ import annotations
