@@ -4,7 +4,7 @@ The data is external (``../shared/data/external/first_person/`` beside the repos
 see its README): sentences from Universal Dependencies test treebanks, labelled true
 when some word carries ``Person=1``. Items flagged ``quoted_only`` (first person only
 inside quotes or titles) or ``unsure`` (a subject-less clause that may hide an "I") are
-left out, as the issue says.
+left out, as the issue says, and so are the few items in ``LABEL_GAPS``.
 
     python benchmarks/eval_first_person.py            # with the locale given, and without
     python benchmarks/eval_first_person.py --misses es   # print the errors of one language
@@ -47,11 +47,22 @@ class Score:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
 
 
+#: Items whose UD label misses a first-person word, found by reading the errors; left
+#: out like ``quoted_only`` (each is first person only inside a quotation).
+LABEL_GAPS = {
+    "ud-fp-ar-pud-n01091017": 'سأصاب "I will be surprised", quoted; PUD gives it no Person',
+}
+
+
 def load_items(name: str, data: Path = DATA) -> list[dict[str, Any]]:
-    """The scored items of one set (quoted_only and unsure left out)."""
+    """The scored items of one set (quoted_only, unsure and LABEL_GAPS left out)."""
     path = data / f"first_person_ud_{name}.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return [r for r in rows if not r.get("quoted_only") and not r.get("unsure")]
+    return [
+        r
+        for r in rows
+        if not r.get("quoted_only") and not r.get("unsure") and r["id"] not in LABEL_GAPS
+    ]
 
 
 def score(packs: Any, items: list[dict[str, Any]], with_locale: bool) -> Score:

@@ -11,6 +11,8 @@ A locale's ``first_person.yaml`` (and the ``first_person.generated.yaml`` a tool
   after one of these: Portuguese "-nos" after a hyphen is "us", "nos" alone is "in the")
   and ``not_before``. Groups with the same ``id`` are merged, so a generated file adds
   words to a group whose conditions are written by hand;
+* ``proclitics``: particles written joined to the next word (Arabic و "and", ف, ل, ب):
+  a token that is one of them plus an entry counts as the entry (وأنا "and I");
 * ``exceptions``: spans in which no entry counts (Chinese 自我, English "the US").
 
 Plain entries and context groups are word tables looked up token by token (the cost does
@@ -122,6 +124,8 @@ def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
         contexts.append(entry)
     every = [*plain, *(w for c in contexts for w in c["words"])]
     tables = {
+        "proclitics": sorted({_literal(p) for p in fp.get("proclitics") or ()} - {""}),
+        "pronouns": sorted({w for w in (_literal(x) for x in fp.get("pronouns") or ()) if w}),
         "words": sorted(set(plain)),
         "max_words": max((len(_TOKEN.findall(w)) for w in every), default=0),
         "contexts": contexts,
@@ -135,9 +139,13 @@ class _Matcher:
     def __init__(self, tables: Mapping[str, Any]) -> None:
         self.words = frozenset(tables.get("words") or ())
         self.max_words = int(tables.get("max_words") or 0)
+        self.proclitics = tuple(tables.get("proclitics") or ())
+        #: entries a particle may join when shorter than 4 letters (pronouns: وأنا);
+        #: لاري "Larry" is not ل + أرى "I see"
+        self.short_joinable = frozenset(tables.get("pronouns") or ())
         heads = [*self.words, *(w for c in tables.get("contexts") or () for w in c["words"])]
         #: first tokens of every entry: a text without one of them cannot match
-        self.heads = frozenset(_TOKEN.match(w).group() for w in heads)  # type: ignore[union-attr]
+        self.heads = frozenset(_TOKEN.match(w).group() for w in heads)
         self.groups = [
             (
                 frozenset(c["words"]),
@@ -157,8 +165,16 @@ class _Matcher:
         heads = self.heads
         for i in range(n):
             start = spans[i][0]
-            if flat[start : spans[i][1]] not in heads:
-                continue
+            token = flat[start : spans[i][1]]
+            if token not in heads:
+                # a joined particle before the word: Arabic وأنا "and I", لأنني
+                for p in self.proclitics:
+                    rest = token[len(p) :]
+                    if token.startswith(p) and rest in heads and self._joinable(rest):
+                        start += len(p)
+                        break
+                else:
+                    continue
             found = None
             j = i
             while j < n and j - i < self.max_words:
@@ -172,6 +188,9 @@ class _Matcher:
                 j += 1
             if found is not None:
                 yield found
+
+    def _joinable(self, rest: str) -> bool:
+        return len(rest) >= 4 or rest in self.short_joinable
 
     @staticmethod
     def _context_ok(
@@ -208,6 +227,15 @@ class _State(Protocol):
     ) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]: ...
 
 
+def _any_joined(tokens: set[str], matcher: _Matcher) -> bool:
+    heads = matcher.heads
+    return any(
+        t.startswith(p) and t[len(p) :] in heads and matcher._joinable(t[len(p) :])
+        for t in tokens
+        for p in matcher.proclitics
+    )
+
+
 def _matcher(state: _State) -> _Matcher:
     m = state.__dict__.get("_fp_matcher")
     if m is None:
@@ -238,7 +266,9 @@ def find(
             if matcher.words or matcher.groups:
                 if tokens is None:
                     tokens = set(_TOKEN.findall(flat, timeout=timeout))
-                if not matcher.heads.isdisjoint(tokens):
+                if not matcher.heads.isdisjoint(tokens) or (
+                    matcher.proclitics and _any_joined(tokens, matcher)
+                ):
                     if spans is None:
                         spans = [m.span() for m in _TOKEN.finditer(flat, timeout=timeout)]
                     found.extend(matcher.first(flat, spans))
