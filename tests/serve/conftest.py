@@ -165,7 +165,10 @@ class FakeModelServer:
                     with server._lock:
                         server.active -= 1
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 1024  # load tests open hundreds of streams at once
+
+        self.httpd = Server(("127.0.0.1", self.port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

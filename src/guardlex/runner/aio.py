@@ -272,7 +272,7 @@ class _AsyncSseStream:
         self._received: list[str] = []
         self._usage: Usage | None = None
         self._cancelled = False
-        self._closed = False
+        self._closing: asyncio.Future[Any] | None = None
 
     def _error(self, message: str, cls: type[ModelError] = ModelError, **kw: Any) -> ModelError:
         return cls(self._scrub(message), **kw)
@@ -294,7 +294,7 @@ class _AsyncSseStream:
                     f"the model stream passed the turn's deadline of {self._deadline:g} s"
                 )
             try:
-                chunk = await asyncio.wait_for(raw.__anext__(), remaining)
+                chunk = await next_within(raw, remaining)
             except StopAsyncIteration:
                 if buf:
                     yield buf
@@ -366,11 +366,13 @@ class _AsyncSseStream:
         self._cancelled = True
 
     async def aclose(self) -> None:
+        """Close the connection. The close runs in a task of its own, so a second
+        cancellation of the caller cannot leave the provider's stream open."""
         self._cancelled = True
-        if not self._closed:
-            self._closed = True
-            with contextlib.suppress(Exception):
-                await self._resp.aclose()
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._resp.aclose())
+        with contextlib.suppress(Exception):
+            await asyncio.shield(self._closing)
 
     @property
     def received(self) -> str:
@@ -383,6 +385,34 @@ class _AsyncSseStream:
     @property
     def cancelled(self) -> bool:
         return self._cancelled
+
+
+async def within(awaitable: Any, timeout: float) -> Any:
+    """``await awaitable`` for at most ``timeout`` seconds (``asyncio.TimeoutError``).
+
+    Unlike ``asyncio.wait_for`` before Python 3.12, a cancellation of the caller is never
+    lost when the awaited work finishes at the same moment: a reader who leaves always
+    stops the turn.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _pending = await asyncio.wait({task}, timeout=max(0.0, timeout))
+    except asyncio.CancelledError:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise
+    if not done:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise asyncio.TimeoutError
+    return task.result()
+
+
+async def next_within(iterator: Any, timeout: float) -> Any:
+    """The next item of an async iterator within ``timeout`` seconds (see :func:`within`)."""
+    return await within(iterator.__anext__(), timeout)
 
 
 def _require_httpx() -> Any:
@@ -480,7 +510,7 @@ class AsyncOpenAIChatModel:
         started = time.monotonic()
         try:
             request = client.build_request("POST", url, json=body, headers=headers)
-            resp = await asyncio.wait_for(client.send(request, stream=True), self.deadline)
+            resp = await within(client.send(request, stream=True), self.deadline)
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
             raise ModelUnavailableError(
                 self._scrub(f"cannot connect to the model endpoint {shown}: timed out"),

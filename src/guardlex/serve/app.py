@@ -507,6 +507,8 @@ class _EventStream:
             gen = self.make(disconnected)
             try:
                 async for chunk in gen:
+                    if disconnected.is_set():
+                        return  # nobody is reading: stop the turn
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             finally:
@@ -524,8 +526,11 @@ class _EventStream:
         try:
             await asyncio.wait({turn, watcher}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            if not turn.done():
+            # Cancel the turn until it ends: a cancellation that lands while the turn
+            # is finishing an await may be absorbed; the turn then gets another.
+            while not turn.done():
                 turn.cancel()
+                await asyncio.wait({turn}, timeout=1.0)
             watcher.cancel()
             for task in (turn, watcher):
                 with contextlib.suppress(asyncio.CancelledError, OSError, Exception):
