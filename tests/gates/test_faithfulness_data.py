@@ -123,3 +123,21 @@ def test_every_locale_has_cases_of_every_kind():
 def test_case(locale, case, packs):
     ok, got = run_case(locale, case, packs)
     assert ok, f"{case['id']}: expected {case['expect']!r}, got {got!r}"
+
+
+UNITS = {"seat", "user", "person", "hour", "day", "week", "month", "year", "minute"}
+UNITS |= {"request", "token", "gb", "project", "session"}
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_lexicon_has_the_faithfulness_vocabulary(locale, packs):
+    lex = packs.lexicon(locale)
+    assert set(lex["units"]) == UNITS, set(lex["units"]) ^ UNITS
+    assert len(lex["per"]) >= 3
+    assert len(lex["negations"]) >= 7
+    assert all(pair["positive"] and pair["negative"] for pair in lex["negations"])
+    assert len(lex["unlimited"]) >= 5
+    assert lex.get("not_applicable")
+    assert lex.get("charge_words")
+    # numbers without digits: number words, or a numeral system (Chinese)
+    assert lex.get("number_words") or lex.get("numeral_digits")
