@@ -219,3 +219,25 @@ def test_turn_logs_are_structured_and_never_hold_the_key(
     assert set(rec) >= {"question_sha256", "route", "rule_id", "trace", "cost_tokens", "client"}
     assert ANSWERABLE not in json.dumps(records)  # a hash, never the question
     assert records[1]["rule_id"] == "engagement-price" and records[1]["route"] == "refuse"
+
+
+def test_budget_and_truncation_are_their_own_events(serve_store, serve_packs) -> None:
+    broke = Runner(serve_store, serve_packs, ledger=BudgetLedger(":memory:", 0))
+    server = LiveServer(make_app(broke)).start()
+    try:
+        _s, _h, events = post_sse(server.url + "/api/ask", {"question": ANSWERABLE})
+    finally:
+        server.stop()
+    assert kinds(events) == ["route", "message", "done"]
+    assert events[1][1] == {"code": "BUDGET_EXHAUSTED", "message": "BUDGET-TEXT-en"}
+
+    short = Runner(serve_store, serve_packs, max_output_tokens=40)
+    server = LiveServer(make_app(short)).start()
+    try:
+        _s, _h, events = post_sse(server.url + "/api/ask", {"question": ANSWERABLE})
+    finally:
+        server.stop()
+    assert "truncated" in kinds(events), events
+    trunc = next(d for e, d, _t in events if e == "truncated")
+    assert trunc == {"message": "TRUNCATED-TEXT-en"}
+    assert events[-1][1]["code"] == "TRUNCATED"
