@@ -14,15 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from guardlex.rules.anchors import rule_anchors
 from guardlex.rules.cache import load_cached, store_cached
-from guardlex.rules.compile import proclitic_source, rule_sources, subject_source
 from guardlex.rules.engine import (
     FOLLOW_UP_MAX_WORDS,
     FOLLOW_UP_SHORT_WORDS,
     MAX_INPUT_CHARS,
     REGEX_TIMEOUT,
-    SUBJECT_CALL,
     TIMEOUT_RULE_ID,
     CompiledRule,
     FirstPersonHit,
@@ -41,7 +38,7 @@ from guardlex.rules.loader import (
     load_locale,
     select_locales,
 )
-from guardlex.rules.locale_info import LocaleInfo, merge_locale_info
+from guardlex.rules.locale_info import merge_locale_info
 
 __all__ = [
     "FOLLOW_UP_MAX_WORDS",
@@ -58,44 +55,6 @@ __all__ = [
     "compile_locale",
     "load_packs",
 ]
-
-
-#: Stands for ``{subject}`` when computing anchors: matches a character, anchors nothing.
-SUBJECT_FOR_ANCHORS = "."
-
-
-def _inline_in_lookbehinds(source: str, subject: str) -> str:
-    """Expand ``(?&subject)`` where it stands inside a lookbehind.
-
-    The ``regex`` module mis-handles a group call inside a lookbehind: the whole pattern
-    then fails to match, even through its other alternatives. Elsewhere the call stays.
-    """
-    if SUBJECT_CALL not in source or "(?<" not in source:
-        return source
-    out: list[str] = []
-    stack: list[bool] = []  # per open group: is it a lookbehind?
-    i, n, in_class = 0, len(source), False
-    while i < n:
-        ch = source[i]
-        if ch == "\\":
-            out.append(source[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif source.startswith(SUBJECT_CALL, i):
-            out.append(f"(?:{subject})" if any(stack) else SUBJECT_CALL)
-            i += len(SUBJECT_CALL)
-            continue
-        elif ch == "(":
-            stack.append(source.startswith(("(?<=", "(?<!"), i))
-        elif ch == ")" and stack:
-            stack.pop()
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, Any]:

@@ -1,17 +1,10 @@
-"""Turning phrases and patterns into regular-expression sources.
+"""Text helpers of the compiler: literals, subject forms and escape-hatch regex sources.
 
-Everything here produces *source text*; compiling happens in ``engine``. Keeping the
-expansion separate lets the cache store plain strings (never pickled objects) and lets
-the linter inspect what a rule really matches.
-
-Conventions (the contract is ``docs/packs.md``):
-
-- phrases are normalised with ``guardlex.normalise`` and matched as whole words; a Han
-  character needs no boundary;
-- ``{subject}`` is the locale's subject pronouns plus the configured subject names;
-- ``...`` (or ``…``) is a gap of zero to three words (up to eight characters next to Han
-  text, which has no spaces);
-- a ZWNJ inside a phrase or pattern accepts the joined and the split spelling.
+Templates are compiled by ``guardlex.rules.compiler`` (into forms matched from
+occurrences, not into regexes). What is left here serves the escape hatch and the word
+lists: normalising a written literal (``normalise_literal``, which keeps a written ZWNJ),
+the forms the subject is referred to by (``subject_words``), the regex of the subject
+pronouns and titles for ``regex:`` entries, and ``{subject}``/ZWNJ expansion in them.
 """
 
 from __future__ import annotations
@@ -21,13 +14,10 @@ from functools import lru_cache
 
 import regex
 
-from guardlex.rules._text import WORD_END, WORD_START, is_han, is_word_char, normalise
+from guardlex.rules._text import WORD_END, WORD_START, is_han, normalise
 
 SUBJECT = "{subject}"
 ZWNJ = "\u200c"
-_PLACEHOLDER = regex.compile(r"(\{subject\}|\.\.\.|…)")
-GAP_WORDS = r"(?: \S+){0,3}"
-GAP_HAN = r"[^\n]{0,8}?"
 _SEPARATOR = regex.compile("([ \u200c])")
 _NAME_SEPARATORS = regex.compile(r"[ ·・•‧]+")
 
@@ -137,74 +127,6 @@ def subject_source(
     return "(?:" + "|".join(uniq) + ")"
 
 
-def proclitic_source(proclitics: Sequence[str]) -> str:
-    """Optional prefix for a phrase's first word, from the lexicon's ``proclitics``.
-
-    Arabic writes "and"/"so" (و, ف) joined to the next word: «ورقم هاتفها» is "and her
-    phone number". A phrase then matches with or without one of them in front.
-    """
-    forms = [normalise_literal(p).strip(" ") for p in proclitics]
-    forms = [f for f in forms if f]
-    return f"(?:{'|'.join(regex.escape(f) for f in sorted(set(forms)))})?" if forms else ""
-
-
-def phrase_source(phrase: str, subject: str, proclitics: str = "") -> str:
-    """Regex source for one phrase (see the module docstring for the conventions)."""
-    parts = [p for p in _PLACEHOLDER.split(phrase, timeout=1.0)]
-    items: list[tuple[str, str]] = []  # (kind, value): lit | subj | gap
-    for part in parts:
-        if part == SUBJECT:
-            items.append(("subj", ""))
-        elif part in ("...", "…"):
-            items.append(("gap", ""))
-        else:
-            lit = normalise_literal(part)
-            if lit.strip(" " + ZWNJ):
-                items.append(("lit", lit.strip(" ")))
-    while items and items[0][0] == "gap":
-        items.pop(0)
-    while items and items[-1][0] == "gap":
-        items.pop()
-    if not items:
-        return "(?!)"
-    merged: list[tuple[str, str]] = []
-    for item in items:
-        if item[0] == "gap" and merged and merged[-1][0] == "gap":
-            continue
-        merged.append(item)
-    out: list[str] = []
-    for i, (kind, value) in enumerate(merged):
-        if kind == "gap":
-            continue
-        prev = merged[i - 1] if i else None
-        if prev is None:
-            if kind == "lit" and is_word_char(value[0]) and not is_han(value[0]):
-                out.append(WORD_START + proclitics)
-        else:
-            before = merged[i - 2] if prev[0] == "gap" else prev
-            han = (before[0] == "lit" and is_han(before[1][-1])) or (
-                kind == "lit" and is_han(value[0])
-            )
-            if prev[0] == "gap":
-                out.append(GAP_HAN if han else GAP_WORDS + " ")
-            else:
-                out.append(" ?" if han else " ")
-        out.append(subject if kind == "subj" else literal_source(value))
-    last = merged[-1]
-    if last[0] == "lit" and is_word_char(last[1][-1]) and not is_han(last[1][-1]):
-        out.append(WORD_END)
-    return "".join(out)
-
-
 def pattern_source(pattern: str, subject: str) -> str:
     """A pattern with ``{subject}`` expanded and each ZWNJ made an optional space."""
     return pattern.replace(SUBJECT, subject).replace(ZWNJ, " ?")
-
-
-def rule_sources(
-    phrases: Sequence[str], patterns: Sequence[str], subject: str, proclitics: str = ""
-) -> list[str]:
-    """Every regex source of one rule, in the order written."""
-    return [phrase_source(p, subject, proclitics) for p in phrases] + [
-        pattern_source(p, subject) for p in patterns
-    ]

@@ -57,8 +57,6 @@ REGEX_TIMEOUT = 0.5
 #: two significant words of its own; see ``Packs.route``.
 FOLLOW_UP_SHORT_WORDS = 5
 FOLLOW_UP_MAX_WORDS = 12
-#: How a rule source calls the subject group (see ``CompiledRule.subject``).
-SUBJECT_CALL = "(?&subject)"
 #: ``Route.rule_id`` when a scan timed out: the question is refused (fail closed).
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
@@ -271,6 +269,24 @@ class Packs:
         m.compile_regexes()
         for st in self._states.values():
             st.first_person_patterns()
+
+    def match_rule(self, locale: str, rule_id: str, text: str) -> Route | None:
+        """The match of one active rule alone in ``text`` (for tests and the linter), or None.
+
+        Unlike ``route`` no other rule competes and no follow-up logic applies: this
+        answers "does this rule catch this text", e.g. for its ``no_match`` examples.
+        """
+        _check_input(text, "text")
+        m = self.matcher()
+        rules = [r for r in m.rules if r.locale == locale and r.id == rule_id]  # active only
+        cur = normalise_with_offsets(text)
+        occ = m.occurrences(sanitise(cur.text))
+        for rule in rules:
+            hit = m.evaluate(rule, occ)
+            if hit is not None:
+                kind = "refuse" if rule.section == "refusal" else "overview"
+                return self._route(kind, hit, cur, text, 0)
+        return None
 
     def matcher(self) -> Matcher:
         """The one matcher over every loaded locale (built on first use)."""

@@ -270,7 +270,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
         from guardlex.rules.compiler import ConceptSpec
 
         for name, raw in (d.get("concepts") or {}).items():
-            base = ("concepts", name)
+            cbase: tuple[str, ...] = ("concepts", name)
             terms = tuple(str(t) for t in raw.get("terms") or ())
             ex = raw.get("examples") or {}
             data.concepts[name] = ConceptSpec(
@@ -278,8 +278,8 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
                 about=str(raw.get("about") or ""),
                 terms=terms,
                 path=str(pf.path),
-                line=pf.line(base),
-                term_lines=_lines_of(pf, base, "terms", len(terms)),
+                line=pf.line(cbase),
+                term_lines=_lines_of(pf, cbase, "terms", len(terms)),
                 match=tuple(ex.get("match") or ()),
                 no_match=tuple(ex.get("no_match") or ()),
             )
@@ -290,7 +290,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
         data.stopwords.difference_update(disabled)
     elif pf.kind == "first_person":
         fp = data.first_person
-        for key in ("pronouns", "verb_forms", "exceptions"):
+        for key in ("pronouns", "verb_forms", "exceptions", "as_written"):
             words = fp.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
             fp[key] = [w for w in words if w not in disabled]
