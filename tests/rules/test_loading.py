@@ -332,3 +332,25 @@ def test_broken_template_is_a_pack_error_at_load(
     err = _load_error(root)
     assert err.path and err.path.endswith("refusal.yaml") and err.line is not None
     assert words in str(err)
+
+
+def test_jsonschema_agrees_with_the_built_in_validator(tmp_path: Path) -> None:
+    """The shipped schemas are real JSON Schema: editors (and jsonschema) read them the
+    way the loader does, on every shipped file and on a scaffolded folder."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from guardlex.rules._schema import load_schema, read_pack_file, validate
+    from guardlex.rules.scaffold import new_locale
+
+    new_locale("qx", tmp_path)
+    files = sorted(loader.SHIPPED_DIR.glob("*/*.yaml")) + sorted((tmp_path / "qx").glob("*.yaml"))
+    assert len(files) >= 80
+    for path in files:
+        kind = path.name.split(".")[0]
+        pf = read_pack_file(path, kind)
+        schema = load_schema(kind)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        theirs = sorted(
+            e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(pf.data)
+        )
+        ours = validate(pf.data, schema)
+        assert bool(theirs) == bool(ours), (path, theirs[:3], ours[:3])
