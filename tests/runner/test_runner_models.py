@@ -313,6 +313,27 @@ def test_malformed_events_are_model_errors_without_the_key(kind: str) -> None:
     assert KEY not in msg and "\n" not in msg and len(msg) < 400
 
 
+@pytest.mark.parametrize("cut", [30, 75, 79, 150, 199])
+def test_a_key_cut_by_a_quoted_snippet_does_not_leak(cut: int) -> None:
+    """Messages quote the first 80 characters of an event and 200 of an error body."""
+    prefix = "x" * (cut - len(KEY) // 2)
+
+    def bad_event(h: BaseHTTPRequestHandler, body: dict) -> None:
+        sse_head(h)
+        sse_event(h, "{" + prefix + KEY + " not json")
+
+    def bad_status(h: BaseHTTPRequestHandler, body: dict) -> None:
+        h.send_response(400)
+        h.end_headers()
+        h.wfile.write((prefix + KEY + " rest of the body " * 20).encode())
+
+    for respond in (bad_event, bad_status):
+        with _RawServer(respond) as srv, pytest.raises(ModelError) as info:
+            list(OpenAIChatModel(srv.url, "m", api_key=KEY).stream(_prompt()))
+        msg = str(info.value)
+        assert KEY[:8] not in msg, msg
+
+
 def test_null_choices_and_null_delta_are_skipped() -> None:
     def respond(h: BaseHTTPRequestHandler, body: dict) -> None:
         sse_head(h)

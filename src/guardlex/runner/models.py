@@ -634,11 +634,12 @@ class OpenAIChatModel:
         self.temperature = temperature
 
     def _scrub(self, message: str) -> str:
-        """``message`` without the API key (a server may echo it back in a body)."""
-        key = self._api_key
-        if key:
-            message = message.replace(key, "[key]")
-        return " ".join(message.split())
+        """``message`` without the API key (a server may echo it back in a body).
+
+        Messages quote the start of a body or an event, so a key cut by that limit would
+        survive a plain replace: any start of the key 8 characters or longer goes too.
+        """
+        return scrub_key(message, self._api_key)
 
     def stream(self, prompt: Prompt) -> ModelStream:
         """Open the stream. Raises :class:`ModelUnavailableError` when the endpoint cannot
@@ -699,6 +700,17 @@ class OpenAIChatModel:
                 )
             )
         return _SseStream(resp, shown, deadline=self.deadline, scrub=self._scrub, started=started)
+
+
+def scrub_key(message: str, key: str | None, shortest: int = 8) -> str:
+    """``message`` on one line, with ``key`` and every start of it (``shortest`` characters
+    or more, as a quoted snippet may cut it) replaced by ``[key]``."""
+    if key:
+        message = message.replace(key, "[key]")
+        for n in range(len(key) - 1, min(shortest, len(key)) - 1, -1):
+            if key[:n] in message:
+                message = message.replace(key[:n], "[key]")
+    return " ".join(message.split())
 
 
 def safe_url(url: str) -> str:
