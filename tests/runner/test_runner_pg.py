@@ -92,8 +92,12 @@ def test_round_trip_and_hnsw_index(pg_url: str, fake_packs) -> None:
     import psycopg
 
     with psycopg.connect(pg_url) as conn:
-        idx = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'gl_chunks_vec'")
-        assert "hnsw" in idx.fetchone()[0]
+        idx = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'gl_chunks_vec_%' "
+            "ORDER BY indexname"
+        ).fetchall()
+        # one HNSW graph per locale (a partial index), used by a search in that locale
+        assert len(idx) == 3 and all("hnsw" in r[0] and "WHERE (locale =" in r[0] for r in idx)
     # rebuilding replaces the site, it never appends
     build_store(TINY_SITE, pg_url, packs=fake_packs).close()
     assert open_store(pg_url).chunk_count() == len(TINY_SITE.chunks)

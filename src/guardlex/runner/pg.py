@@ -272,13 +272,13 @@ class PgStore:
     def close(self) -> None:
         self._pool.close()
 
-    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _one(self, query: Any, params: Sequence[Any] = ()) -> Any:
         with self._pool.connection() as conn:
-            return conn.execute(sql, params).fetchone()
+            return conn.execute(query, params).fetchone()
 
-    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _all(self, query: Any, params: Sequence[Any] = ()) -> list[Any]:
         with self._pool.connection() as conn:
-            return list(conn.execute(sql, params).fetchall())
+            return list(conn.execute(query, params).fetchall())
 
     def meta(self, key: str) -> str | None:
         row = self._one("SELECT value FROM gl_meta WHERE key = %s", (key,))
@@ -315,11 +315,17 @@ class PgStore:
         from guardlex.runner.store import corpus_fingerprint, embed_batches
 
         np_ = require_numpy()
+        sql = _psycopg().sql
         chunks = sorted(site.chunks, key=lambda c: (c.locale, c.id))
         total = len(chunks)
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("LOCK TABLE gl_chunks IN ACCESS EXCLUSIVE MODE")
-            conn.execute("DROP INDEX IF EXISTS gl_chunks_vec")
+            old = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'gl_chunks' "
+                "AND indexname LIKE 'gl\\_chunks\\_vec%%'"
+            ).fetchall()
+            for (name,) in old:
+                conn.execute(f'DROP INDEX IF EXISTS "{name}"')
             conn.execute("TRUNCATE gl_chunks, gl_records, gl_owner, gl_meta")
             conn.execute(f"ALTER TABLE gl_chunks ALTER COLUMN vec TYPE vector({int(embedder.dim)})")
             titles: dict[str, list[str]] = {}
@@ -351,11 +357,18 @@ class PgStore:
                         )
                     if progress is not None:
                         progress(start + len(part), total)
-            # the graph is built in memory when it fits (much faster than on disk)
+            # One HNSW graph per locale (a partial index): retrieval searches the reader's
+            # locale, and a filtered scan of one graph over all locales visits about ten
+            # times the nodes (measured: 50 ms against 2 ms at 100,000 chunks). The graph
+            # is built in memory when it fits, much faster than on disk.
             conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
-            conn.execute(
-                "CREATE INDEX gl_chunks_vec ON gl_chunks USING hnsw (vec vector_cosine_ops)"
-            )
+            for i, loc in enumerate(sorted({ch.locale for ch in chunks})):
+                conn.execute(
+                    sql.SQL(
+                        "CREATE INDEX {} ON gl_chunks USING hnsw (vec vector_cosine_ops) "
+                        "WHERE locale = {}"
+                    ).format(sql.Identifier(f"gl_chunks_vec_{i}"), sql.Literal(loc))
+                )
             for r in site.records:
                 conn.execute(
                     "INSERT INTO gl_records VALUES (%s,%s,%s,%s,%s,%s,%s)",
@@ -406,14 +419,17 @@ class PgStore:
         """The ``n`` chunks of ``locale`` (all when None) nearest by cosine (HNSW)."""
         if n <= 0 or not self._locale_sizes():
             return []
+        sql = _psycopg().sql
         v = _vec_text(qvec)
-        where = "WHERE locale = %s " if locale is not None else ""
-        params: list[Any] = [v, *([locale] if locale is not None else []), v, n]
-        rows = self._all(
-            f"SELECT rowid, 1 - (vec <=> %s::vector) FROM gl_chunks {where}"
-            "ORDER BY vec <=> %s::vector LIMIT %s",
-            params,
-        )
+        # The locale as a literal, so the planner always picks that locale's partial
+        # index (a generic plan of a prepared statement could not). All locales (the
+        # reader's locale has no chunks): an exact scan.
+        where = sql.SQL("WHERE locale = {} ").format(sql.Literal(locale)) if locale else sql.SQL("")
+        query = sql.SQL(
+            "SELECT rowid, 1 - (vec <=> %s::vector) FROM gl_chunks {}"
+            "ORDER BY vec <=> %s::vector LIMIT %s"
+        ).format(where)
+        rows = self._all(query, [v, v, n])
         out = [(int(r[0]), float(r[1])) for r in rows]
         out.sort(key=lambda t: (-t[1], t[0]))  # iterative scans may return rows out of order
         return out
