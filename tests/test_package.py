@@ -146,6 +146,7 @@ def _quoted() -> list[tuple[str, str]]:
     from guardlex.gates.faith.formula import MAX_FORMULA_DEPTH
     from guardlex.gates.sentence import MAX_SOURCE_CHARS, MAX_SOURCES, MAX_SOURCES_CHARS
     from guardlex.normalise._core import MAX_CHARS, MAX_EXPANSION, MAX_OFFSETS_CHARS
+    from guardlex.rules import FOLLOW_UP_MAX_WORDS, MAX_INPUT_CHARS
     from guardlex.runner._regex import REGEX_TIMEOUT
     from guardlex.runner.corpus import MAX_CHUNK_WORDS, MAX_FILE_BYTES, MIN_CHUNK_WORDS
     from guardlex.runner.costs import DEFAULT_LIMITS, LEDGER_BUSY_TIMEOUT
@@ -198,6 +199,8 @@ def _quoted() -> list[tuple[str, str]]:
         ("normalise.md", f"| `MAX_CHARS` | {n(MAX_CHARS)} characters"),
         ("normalise.md", f"| `MAX_OFFSETS_CHARS` | {n(MAX_OFFSETS_CHARS)} characters"),
         ("normalise.md", f"`MAX_EXPANSION` ({MAX_EXPANSION})"),
+        ("extending.md", f"`guardlex.rules.MAX_INPUT_CHARS` ({n(MAX_INPUT_CHARS)} characters)"),
+        ("extending.md", f"`guardlex.rules.FOLLOW_UP_MAX_WORDS` = {FOLLOW_UP_MAX_WORDS} words"),
     ]
 
 
