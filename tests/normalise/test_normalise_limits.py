@@ -20,6 +20,8 @@ from guardlex.normalise import (
     keywords,
     normalise,
     normalise_with_offsets,
+    steps,
+    strip_nukta,
     variants,
     visible_text,
 )
@@ -43,6 +45,8 @@ def test_the_docs_quote_the_constants() -> None:
         (keywords, MAX_CHARS),
         (visible_text, MAX_CHARS),
         (lambda t: confusable_fold(t, {"price"}), MAX_CHARS),
+        (strip_nukta, MAX_CHARS),
+        (steps.nfkc, MAX_CHARS),
         (normalise_with_offsets, MAX_OFFSETS_CHARS),
         (explain, MAX_OFFSETS_CHARS),
         (variants, MAX_VARIANTS_CHARS),
@@ -60,6 +64,8 @@ def test_expanding_input_is_bounded() -> None:
     bomb = "\ufdfa" * (MAX_CHARS // 2)
     with pytest.raises(InputTooLargeError, match="NFKC"):
         normalise(bomb)
+    with pytest.raises(InputTooLargeError, match="NFKC"):
+        steps.nfkc(bomb)
     with pytest.raises(InputTooLargeError, match="NFKC"):
         normalise_with_offsets("\ufdfa" * (MAX_OFFSETS_CHARS // 2))
     with pytest.raises(InputTooLargeError):

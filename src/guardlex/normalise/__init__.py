@@ -15,15 +15,13 @@ import sys
 import types
 
 from guardlex.normalise._core import (
-    MAX_CHARS,
-    MAX_EXPANSION,
-    MAX_OFFSETS_CHARS,
     Normalised,
     Step,
     explain,
     normalise,
     normalise_with_offsets,
 )
+from guardlex.normalise._limits import MAX_CHARS, MAX_EXPANSION, MAX_OFFSETS_CHARS
 from guardlex.normalise._variants import (
     MAX_VARIANTS,
     MAX_VARIANTS_CHARS,

@@ -8,40 +8,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar
 
-from guardlex.errors import InputTooLargeError
 from guardlex.normalise import _tables as T
 from guardlex.normalise import steps as S
+from guardlex.normalise._limits import MAX_CHARS, MAX_OFFSETS_CHARS, check_length
+from guardlex.normalise._limits import MAX_EXPANSION as MAX_EXPANSION
+from guardlex.normalise._limits import check_expanded as _check_expanded
 
 _MAX_PASSES = 4
-
-#: The longest text (in characters) that ``normalise``, ``count_words``, ``keywords``,
-#: ``visible_text`` and ``confusable_fold`` accept.
-MAX_CHARS = 1_000_000
-#: The longest text ``normalise_with_offsets`` and ``explain`` accept (they keep several
-#: objects per character).
-MAX_OFFSETS_CHARS = 100_000
-#: How much longer than its limit a text may grow under NFKC (one U+FDFA is 18
-#: characters): a text whose NFKC form is longer than ``MAX_EXPANSION`` times the
-#: function's limit is refused too.
-MAX_EXPANSION = 4
-
-
-def check_length(text: str, limit: int, func: str) -> None:
-    """Raise ``InputTooLargeError`` when ``text`` is longer than ``limit`` characters."""
-    if len(text) > limit:
-        raise InputTooLargeError(
-            f"{func}() accepts at most {limit:,} characters, got {len(text):,}; "
-            "split the text or shorten it"
-        )
-
-
-def _check_expanded(expanded: str, limit: int, func: str) -> None:
-    if len(expanded) > MAX_EXPANSION * limit:
-        raise InputTooLargeError(
-            f"{func}(): the text grows to {len(expanded):,} characters under Unicode "
-            f"NFKC; at most {MAX_EXPANSION * limit:,} ({MAX_EXPANSION} x {limit:,}) "
-            "are accepted"
-        )
 
 
 def _check(text: object, func: str) -> str:

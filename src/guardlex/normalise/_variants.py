@@ -138,6 +138,7 @@ def strip_nukta(text: str) -> str:
     >>> strip_nukta("फ़ोन नंबर क़ीमत")
     'फोन नंबर कीमत'
     """
+    check_length(text, MAX_CHARS, "strip_nukta")
     return text.replace(NUKTA, "")
 
 

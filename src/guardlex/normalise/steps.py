@@ -28,6 +28,7 @@ from functools import cache
 import regex
 
 from guardlex.normalise import _tables as T
+from guardlex.normalise._limits import MAX_CHARS, MAX_EXPANSION, check_expanded, check_length
 
 __all__ = [
     "STEPS",
@@ -127,9 +128,12 @@ def nfkc(text: str) -> str:
     >>> nfkc("ＧＰＴ ﻙ ﬁ ① ⓟ⒭")
     'GPT ك fi 1 pr'
     """
+    check_length(text, MAX_CHARS, "steps.nfkc")
     if unicodedata.is_normalized("NFKC", text):
         return text
-    return unicodedata.normalize("NFKC", text.translate(_paren_table()))
+    out = unicodedata.normalize("NFKC", text.translate(_paren_table()))
+    check_expanded(out, MAX_CHARS, "steps.nfkc")
+    return out
 
 
 def fold_case(text: str) -> str:
@@ -138,6 +142,7 @@ def fold_case(text: str) -> str:
     >>> fold_case("Straße ΣΟΦΟΣ Ёлка")
     'strasse σοφοσ ёлка'
     """
+    check_length(text, MAX_EXPANSION * MAX_CHARS, "steps.fold_case")
     return text.casefold()
 
 
