@@ -104,8 +104,10 @@ def test_health_ui_and_page(live: LiveServer) -> None:
     assert health["status"] == "ok" and "fa" in health["locales"]
     ui = json.loads(urllib.request.urlopen(live.url + "/api/ui?locale=fa").read())
     assert ui["locale"] == "fa" and ui["direction"] == "rtl" and ui["strings"]["ask"] == "بپرس"
-    page = urllib.request.urlopen(live.url + "/").read().decode()
-    assert "/static/app.js" in page
+    resp = urllib.request.urlopen(live.url + "/")
+    assert "script-src 'self'" in resp.headers["Content-Security-Policy"]
+    page = resp.read().decode()
+    assert "/static/app.js" in page and "<script>" not in page
     js = urllib.request.urlopen(live.url + "/static/app.js").read().decode()
     assert "/api/ask" in js
 

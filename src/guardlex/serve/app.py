@@ -625,7 +625,17 @@ def create_app(
     async def index(request: Request) -> Response:
         return FileResponse(
             STATIC / "index.html",
-            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Content-Type-Options": "nosniff",
+                # the page is its own files only: no inline script, no other origin
+                "Content-Security-Policy": (
+                    "default-src 'self'; script-src 'self'; style-src 'self'; "
+                    "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+                    "base-uri 'none'; form-action 'self'"
+                ),
+                "Referrer-Policy": "no-referrer",
+            },
         )
 
     async def http_error(request: Request, exc: Exception) -> Response:
