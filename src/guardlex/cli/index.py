@@ -74,9 +74,8 @@ def _run(args: argparse.Namespace) -> int:
     from guardlex.runner.build import build_store
     from guardlex.runner.corpus import Site, load_folder
     from guardlex.runner.embeddings import DEFAULT_EMBEDDER, check_embedder_name
-    from guardlex.runner.progress import ProgressBar
-
     from guardlex.runner.errors import RunnerError
+    from guardlex.runner.progress import ProgressBar
 
     if args.embedder is not None:
         args.embedder = check_embedder_name(args.embedder)
