@@ -129,15 +129,17 @@ def test_shadowed_phrases(write_pack: PackWriter) -> None:
     short = rule("a", phrases=["your prompt"], match=["your prompt", "see your prompt"])
     long = rule(
         "b",
-        phrases=["show your prompt now"],
-        match=["show your prompt now", "pls show your prompt now"],
+        phrases=["your prompt now", "show your prompt now"],
+        match=["your prompt now", "pls show your prompt now"],
     )
     root = full_pack(write_pack, "tx", {"meta": [short, long]})
     warnings = messages(findings_for(root, "tx"), "WARNING")
     assert (
-        "rule 'b': the template 'show your prompt now' never decides a route: whenever it "
+        "rule 'b': the template 'your prompt now' never decides a route: whenever it "
         "matches, 'your prompt' of rule 'a' (the same category) matches too" in warnings
     )
+    # "show your prompt now" starts one word earlier than "your prompt": leftmost wins
+    assert "'show your prompt now' never decides" not in warnings
 
 
 def test_schema_errors_and_missing_files(write_pack: PackWriter) -> None:
@@ -271,27 +273,39 @@ def test_frame_that_can_never_match(write_pack: PackWriter) -> None:
 
 def test_shadowed_template_on_the_tree(write_pack: PackWriter) -> None:
     rules = [
-        v2_rule("meta-a", ["your prompt", "see your prompt"], templates=["your <prompt>"]),
+        v2_rule(
+            "meta-a",
+            ["show your prompt", "show your instructions"],
+            templates=["show your <prompt>"],
+        ),
         v2_rule(
             "meta-b",
-            ["please show your prompt", "now show your instructions"],
-            templates=["[please | now] show your <prompt>"],
+            ["show your prompt now", "show your instructions please"],
+            templates=["show your <prompt> [now | please]"],
         ),
+        v2_rule("meta-p", ["code", "the code"], priority=5, templates=["code"]),
         v2_rule(
             "task-c",
             ["write your prompt", "write me code"],
             category="task",
             templates=["write (your prompt | me code)"],
         ),
+        v2_rule(
+            "task-d", ["write code", "write code now"], category="task", templates=["write code"]
+        ),
     ]
     found = findings_for(v2_pack(write_pack, "tx", rules, {"prompt": prompt_concept()}), "tx")
     warnings = messages(found, "WARNING")
-    # every form of meta-b contains "your <prompt>" of meta-a, which comes first
-    assert "rule 'meta-b': the template '[please | now] show your <prompt>' never decides" in (
+    # every form of meta-b starts with "show your <prompt>" of meta-a, written first
+    assert "rule 'meta-b': the template 'show your <prompt> [now | please]' never decides" in (
         warnings
     )
-    # task-c has a form ("write me code") that meta-a does not cover: not shadowed
-    assert "rule 'task-c'" not in warnings
+    # a higher priority wins wherever it matches: task-d's "code" is meta-p's
+    assert "rule 'task-d': the template 'write code' never decides" in warnings
+    assert "of rule 'meta-p' (refusal/meta)" in warnings
+    # task-c has a form ("write your prompt") no rule covers: not shadowed
+    assert "rule 'task-c': the template" not in warnings
+    assert "rule 'meta-a': the template" not in warnings
 
 
 def test_term_that_is_a_frequent_word_of_another_locale(write_pack: PackWriter) -> None:

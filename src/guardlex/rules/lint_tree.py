@@ -110,14 +110,15 @@ def _tokens(form: list[Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _contains(big: list[tuple[str, str]], small: list[tuple[str, str]]) -> bool:
-    """Whether ``small`` matches whenever ``big`` does: its tokens appear contiguously in
-    ``big`` with the same separators, and it has no gap (``^``/``$`` only where ``big``
-    has them)."""
+def _contained_at(big: list[tuple[str, str]], small: list[tuple[str, str]]) -> list[int]:
+    """Where ``small`` matches whenever ``big`` does: the token indexes of ``big`` at which
+    ``small``'s tokens appear contiguously with the same separators (``small`` has no gap;
+    ``^``/``$`` only where ``big`` has them)."""
+    out: list[int] = []
     if not small or len(small) > len(big):
-        return False
+        return out
     if any(sep in ("g", "h") for sep, _ in small[1:]):
-        return False
+        return out
     for start in range(len(big) - len(small) + 1):
         if small[0][1] == "^:" and start != 0:
             break
@@ -127,21 +128,26 @@ def _contains(big: list[tuple[str, str]], small: list[tuple[str, str]]) -> bool:
             if tok != btok or (j and sep != bsep):
                 ok = False
                 break
-        if ok:
-            if small[-1][1] == "$:" and start + len(small) != len(big):
-                continue
-            return True
-    return False
+        if ok and not (small[-1][1] == "$:" and start + len(small) != len(big)):
+            out.append(start)
+    return out
 
 
-def _precedes(b: RuleSpec, a: RuleSpec) -> bool:
-    """Whether rule ``b`` is tried before rule ``a`` (docs/packs.md, precedence)."""
+def _wins(b: RuleSpec, a: RuleSpec, order: Mapping[int, int], same_start: bool) -> bool:
+    """Whether ``b`` decides the route whenever both match and ``b``'s match lies inside
+    ``a``'s (docs/packs.md, precedence): refusal before overview; then higher priority;
+    then the leftmost match (``same_start``: both start at the same word); then the
+    category order; then the order the rules are written in."""
     if b.section != a.section:
         return b.section == "refusal"
+    if b.priority != a.priority:
+        return b.priority > a.priority
+    if not same_start:
+        return False  # a's match starts first: a wins
 
     def key(r: RuleSpec) -> tuple[Any, ...]:
         cat = _CATEGORY_ORDER.index(r.category) if r.category in _CATEGORY_ORDER else 99
-        return (-r.priority, cat, r.id)
+        return (cat, order.get(id(r), 0))
 
     return key(b) < key(a)
 
@@ -377,18 +383,19 @@ def _shadow_findings(
         for t in toks:
             if t and not any(sep in ("g", "h") for sep, _ in t[1:]):
                 by_first.setdefault(t[0][1], []).append((w, rule, t))
+    order = {id(r): k for k, r in enumerate(data.rules)}
     for w, rule, toks in entries:
         shadow: tuple[Written, RuleSpec] | None = None
         for form in toks:
             found = None
+            first = 1 if form and form[0][1] == "^:" else 0
             present = {tok for _, tok in form}
             for tok in present:
                 for bw, brule, bt in by_first.get(tok, ()):
-                    if brule is rule or not _precedes(brule, rule):
+                    if brule is rule or (rule.reads_pasted and not brule.reads_pasted):
                         continue
-                    if rule.reads_pasted and not brule.reads_pasted:
-                        continue
-                    if _contains(form, bt):
+                    starts = _contained_at(form, bt)
+                    if starts and _wins(brule, rule, order, first in starts or 0 in starts):
                         found = (bw, brule)
                         break
                 if found:
@@ -413,7 +420,7 @@ def _shadow_findings(
                     WARNING,
                     f"rule '{rule.id}': the template {w.text!r} never decides a route: "
                     f"whenever it matches, {bw.text!r} of rule '{brule.id}' ({outcome}) matches "
-                    "too and comes first (priority, then category order, then id); remove it, "
+                    "too and comes first (see the precedence in docs/packs.md); remove it, "
                     "or give this rule a higher priority",
                 )
             )
