@@ -132,23 +132,9 @@ def _regex_findings(data: LocaleData, findings: list[Finding]) -> None:
                 )
 
 
-def _own_hit(packs: Any, rule: RuleSpec, text: str) -> bool | None:
-    """Whether ``rule`` itself matches ``text`` (None: the engine cannot tell)."""
-    try:
-        from guardlex.rules.matcher import sanitise
-
-        m = packs.matcher()
-        compiled = [
-            r
-            for r in m.rules
-            if r.id == rule.id and r.locale == rule.locale and r.section == rule.section
-        ]
-        if not compiled:
-            return None
-        occ = m.occurrences(sanitise(normalise(text)))
-        return m.evaluate(compiled[0], occ) is not None
-    except (AttributeError, ImportError, TypeError):
-        return None
+def _own_hit(packs: Any, rule: RuleSpec, text: str) -> bool:
+    """Whether ``rule`` itself matches ``text``, no other rule competing."""
+    return packs.match_rule(rule.locale, rule.id, text) is not None
 
 
 def _concept_example_findings(data: LocaleData, packs: Any, findings: list[Finding]) -> None:
@@ -214,7 +200,7 @@ def _example_findings(data: LocaleData, findings: list[Finding]) -> Any:
                         "add a template that catches it, or move the example",
                     )
                 )
-            elif route.rule_id != rule.id and _own_hit(packs, rule, example) is False:
+            elif route.rule_id != rule.id and not _own_hit(packs, rule, example):
                 findings.append(
                     Finding(
                         rule.path,
