@@ -767,3 +767,29 @@ def test_invisible_only_question_is_empty_and_long_context_is_refused(runner) ->
         runner.ask("\u200b\u2060\ufeff")
     with pytest.raises(InputTooLargeError, match="previous answer"):
         runner.ask("and the second one?", previous_answer="- a\n" * 10_000)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    question=st.text(max_size=120),
+    previous=st.none() | st.text(max_size=60),
+    previous_answer=st.none() | st.text(max_size=200),
+)
+def test_any_turn_answers_or_raises_a_documented_error_and_settles(
+    tiny_store, fake_packs, question: str, previous: str | None, previous_answer: str | None
+) -> None:
+    """Arbitrary str (lone surrogates, NUL, tags, controls): a documented error or an
+    answer, and never a reservation left behind or spend past the cap."""
+    from guardlex.errors import GuardlexError
+
+    ledger = BudgetLedger(":memory:", 3000)
+    r = Runner(tiny_store, fake_packs, ledger=ledger, threshold=0.0)
+    try:
+        a = r.ask(question + " sentence gate", previous=previous, previous_answer=previous_answer)
+    except GuardlexError:
+        return
+    spent, reserved = ledger.usage()
+    assert reserved == 0 and spent <= 3000
+    assert a.cost_tokens is None or a.cost_tokens == spent
