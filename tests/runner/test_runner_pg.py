@@ -63,7 +63,7 @@ def test_migrations_are_versioned_and_idempotent(pg_server: Any) -> None:
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT version FROM gl_schema_version ORDER BY version").fetchall()
         assert [r[0] for r in rows] == list(range(1, PG_SCHEMA_VERSION + 1))
-        idx = conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'gl_chunks'")
+        idx = conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'gl_terms'")
         assert any("gin (tsv)" in r[0] for r in idx.fetchall())
 
 
