@@ -129,16 +129,17 @@ def _chain_units(scan: _Scan, start: int, end: int) -> tuple[frozenset[str], fro
                 money = True
                 pos = nxt
                 continue
+        if p in scan.unit_at and (p not in scan.per_at or scan.unit_at[p][0] >= scan.per_at[p]):
+            # a unit, or one that starts with its rate word (Spanish "por hora", 每月)
+            u_end, unit = scan.unit_at[p]
+            units.add(unit)
+            if after_per or p in scan.per_at:
+                rate.add(unit)
+            pos, after_per = u_end, False
+            continue
         if p in scan.per_at:
             pos = scan.per_at[p]
             after_per = True
-            continue
-        if p in scan.unit_at:
-            pos, unit = scan.unit_at[p]
-            units.add(unit)
-            if after_per:
-                rate.add(unit)
-            after_per = False
             continue
         if not units and not skipped:
             nxt = _skip_token(norm, p)

@@ -121,7 +121,23 @@ def _numbers(
             units.append(
                 Violation(UNIT_MISMATCH, n.value.text, f"answer: {want}; evidence: {have}")
             )
+            continue
+        # a period named in the number's clause, where the quotes name another period for
+        # that number ("12 EUR pro Nutzer und Jahr" for "... und Monat", "每小时允许 1000 次")
+        period = n.context & PERIODS
+        timed = [e for e in known if e.context & PERIODS]
+        if period and timed and not any(period <= e.context for e in timed):
+            want = ", ".join(sorted(period))
+            have = " | ".join(", ".join(sorted(e.context & PERIODS)) for e in timed)
+            units.append(
+                Violation(UNIT_MISMATCH, n.value.text, f"answer: {want}; evidence: {have}")
+            )
     return missing, units
+
+
+#: Canonical units of time (the lexicons' unit names): two of them for one number are a
+#: changed rate, whichever words carry them.
+PERIODS = frozenset({"minute", "hour", "day", "week", "month", "year"})
 
 
 def _subjects(
