@@ -14,7 +14,10 @@ turns per second, time to the first released sentence (answered turns; p50/p95),
 to the first event of any turn, and the server's resident memory before and after.
 The server's added latency is the p50 time to the first sentence over HTTP at one
 reader minus the same measured by calling ``Runner.astream`` directly in this process
-on a runner built the same way.
+on a runner built the same way. Last, the model clients side by side: turns per second
+of ``Runner.aask`` at 16 readers against a fake OpenAI-compatible server on 127.0.0.1
+with the async client over asyncio streams, over httpx, and the synchronous client read
+in worker threads.
 
 Every run stops by itself: a fixed number of turns, each under a 60 s timeout.
 """
@@ -266,6 +269,60 @@ def _pg_url() -> tuple[Any, str] | None:
     return server, server.new_database()
 
 
+def compare_clients(turns: int, readers: int = 16) -> dict[str, float]:
+    """Turns per second of Runner.aask through each model client against a fake
+    OpenAI-compatible server on 127.0.0.1 (the tests' FakeModelServer, stand-in packs)."""
+    spec = importlib.util.spec_from_file_location(
+        "_serve_fixtures", ROOT / "tests" / "serve" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    fx = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fx
+    spec.loader.exec_module(fx)
+    from guardlex.runner import _engine
+    from guardlex.runner.aio import AsyncOpenAIChatModel
+    from guardlex.runner.build import build_store
+    from guardlex.runner.costs import BudgetLedger
+    from guardlex.runner.models import OpenAIChatModel
+    from guardlex.runner.pipeline import Runner
+
+    packs = _engine.PackView(fx.ServePacks())
+    store = build_store(fx.TINY_SITE, ":memory:", packs=packs)
+    server = fx.FakeModelServer().start()
+    out: dict[str, float] = {}
+    try:
+        clients = {
+            "async stdlib (asyncio streams)": lambda: AsyncOpenAIChatModel(
+                server.base_url, "fake", http="stdlib"
+            ),
+            "async httpx": lambda: AsyncOpenAIChatModel(server.base_url, "fake", http="httpx"),
+            "sync urllib in threads": lambda: OpenAIChatModel(server.base_url, "fake"),
+        }
+        for name, make in clients.items():
+            model = make()
+            runner = Runner(
+                store, packs, model=lambda m=model: m, ledger=BudgetLedger(":memory:", 10**12)
+            )
+
+            async def go(r: Any = runner) -> float:
+                sem = asyncio.Semaphore(readers)
+
+                async def one() -> None:
+                    async with sem:
+                        await r.aask(fx.ANSWERABLE)
+
+                await asyncio.gather(*(one() for _ in range(readers)))  # warm up
+                t0 = time.perf_counter()
+                await asyncio.gather(*(one() for _ in range(turns)))
+                return turns / (time.perf_counter() - t0)
+
+            out[name] = asyncio.run(go())
+            print(f"model client {name:32} {out[name]:7.1f} turns/s ({readers} readers)")
+    finally:
+        server.stop()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer turns, levels 1 and 8")
@@ -294,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         if pg is not None:
             pg[0].stop()
         shutil.rmtree(tmp, ignore_errors=True)
+    clients = compare_clients(60 if args.quick else 300)
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        Path(args.json).write_text(json.dumps({"serve": results, "clients": clients}, indent=2))
     return 0
 
 

@@ -108,16 +108,25 @@ def test_sentence_events_carry_their_markers(runner: Runner) -> None:
 # ---------------------------------------------------------------- async client
 
 
+@pytest.fixture(params=["stdlib", "httpx"])
+def http(request: pytest.FixtureRequest) -> str:
+    """The async client's two transports: asyncio streams, and httpx."""
+    return str(request.param)
+
+
 def _openai_runner(store: Any, packs: Any, server: FakeModelServer, **kw: Any) -> Runner:
     deadline = kw.pop("deadline", 5.0)
     key = kw.pop("api_key", None)
-    model = AsyncOpenAIChatModel(server.base_url, "fake", api_key=key, deadline=deadline)
+    http = kw.pop("http", "stdlib")
+    model = AsyncOpenAIChatModel(server.base_url, "fake", api_key=key, deadline=deadline, http=http)
     ledger = kw.pop("ledger", None) or BudgetLedger(":memory:", 10_000_000)
     return Runner(store, packs, model=lambda: model, ledger=ledger, **kw)
 
 
-def test_async_client_answers_through_the_gate(serve_store, serve_packs, model_server) -> None:
-    runner = _openai_runner(serve_store, serve_packs, model_server)
+def test_async_client_answers_through_the_gate(
+    serve_store, serve_packs, model_server, http
+) -> None:
+    runner = _openai_runner(serve_store, serve_packs, model_server, http=http)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "ANSWERED", ans
     assert ans.cost_tokens == 70  # the provider's usage
@@ -127,21 +136,23 @@ def test_async_client_answers_through_the_gate(serve_store, serve_packs, model_s
 
 
 def test_sync_and_async_clients_give_the_same_answer(
-    serve_store, serve_packs, model_server
+    serve_store, serve_packs, model_server, http
 ) -> None:
     sync_model = OpenAIChatModel(model_server.base_url, "fake")
     a = Runner(serve_store, serve_packs, model=lambda: sync_model).ask(ANSWERABLE)
-    b = asyncio.run(_openai_runner(serve_store, serve_packs, model_server).aask(ANSWERABLE))
+    b = asyncio.run(
+        _openai_runner(serve_store, serve_packs, model_server, http=http).aask(ANSWERABLE)
+    )
     assert (a.text, a.code, a.trace, a.cost_tokens) == (b.text, b.code, b.trace, b.cost_tokens)
 
 
 def test_gate_stop_keeps_released_sentences_and_closes_the_provider_stream(
-    serve_store, serve_packs, model_server
+    serve_store, serve_packs, model_server, http
 ) -> None:
     model_server.mode = "invent"
     model_server.delay = 0.3
     model_server.hold = 5.0
-    runner = _openai_runner(serve_store, serve_packs, model_server)
+    runner = _openai_runner(serve_store, serve_packs, model_server, http=http)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "GATE_STOP"
     assert ans.text.startswith("Dana Reyes designed") and "7919" not in ans.text
@@ -152,12 +163,12 @@ def test_gate_stop_keeps_released_sentences_and_closes_the_provider_stream(
 
 
 def test_reader_leaving_closes_the_provider_stream_and_records_the_cost(
-    serve_store, serve_packs, model_server
+    serve_store, serve_packs, model_server, http
 ) -> None:
     model_server.mode = "slow"
     model_server.delay = 0.2
     model_server.hold = 10.0
-    runner = _openai_runner(serve_store, serve_packs, model_server)
+    runner = _openai_runner(serve_store, serve_packs, model_server, http=http)
 
     async def leave_after_first_sentence() -> None:
         stream = runner.astream(ANSWERABLE)
@@ -172,9 +183,9 @@ def test_reader_leaving_closes_the_provider_stream_and_records_the_cost(
     assert reserved == 0 and spent > 0  # the prompt and what was received
 
 
-def test_cancelled_task_still_settles(serve_store, serve_packs, model_server) -> None:
+def test_cancelled_task_still_settles(serve_store, serve_packs, model_server, http) -> None:
     model_server.mode = "hang"
-    runner = _openai_runner(serve_store, serve_packs, model_server, deadline=30.0)
+    runner = _openai_runner(serve_store, serve_packs, model_server, deadline=30.0, http=http)
 
     async def cancel_midway() -> None:
         task = asyncio.ensure_future(runner.aask(ANSWERABLE))
@@ -195,11 +206,11 @@ def test_cancelled_task_still_settles(serve_store, serve_packs, model_server) ->
 
 @pytest.mark.parametrize("mode", ["hang", "drip"])
 def test_a_stalled_model_never_passes_the_deadline(
-    serve_store, serve_packs, model_server, mode: str
+    serve_store, serve_packs, model_server, http, mode: str
 ) -> None:
     model_server.mode = mode
     model_server.delay = 0.05
-    runner = _openai_runner(serve_store, serve_packs, model_server, deadline=1.0)
+    runner = _openai_runner(serve_store, serve_packs, model_server, deadline=1.0, http=http)
     t0 = time.monotonic()
     ans = asyncio.run(runner.aask(ANSWERABLE))
     took = time.monotonic() - t0
@@ -208,19 +219,21 @@ def test_a_stalled_model_never_passes_the_deadline(
     assert runner.ledger.usage()[1] == 0
 
 
-def test_garbage_is_a_model_error(serve_store, serve_packs, model_server) -> None:
+def test_garbage_is_a_model_error(serve_store, serve_packs, model_server, http) -> None:
     model_server.mode = "garbage"
-    runner = _openai_runner(serve_store, serve_packs, model_server)
+    runner = _openai_runner(serve_store, serve_packs, model_server, http=http)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "MODEL_ERROR" and "malformed" in (ans.error or "")
     assert ans.text == "GATE-STOP-TEXT-en"
 
 
 def test_a_model_ignoring_max_tokens_is_cut_at_the_reservation(
-    serve_store, serve_packs, model_server
+    serve_store, serve_packs, model_server, http
 ) -> None:
     model_server.mode = "flood"
-    runner = _openai_runner(serve_store, serve_packs, model_server, max_output_tokens=300)
+    runner = _openai_runner(
+        serve_store, serve_packs, model_server, max_output_tokens=300, http=http
+    )
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert "OUTPUT_CAPPED" in ans.trace
     spent, reserved = runner.ledger.usage()
@@ -230,27 +243,30 @@ def test_a_model_ignoring_max_tokens_is_cut_at_the_reservation(
     assert prompt_bytes > 0  # cost = prompt + at most the output limit
 
 
-def test_the_key_never_appears_in_errors(serve_store, serve_packs, model_server) -> None:
+def test_the_key_never_appears_in_errors(serve_store, serve_packs, model_server, http) -> None:
     model_server.mode = "echo_key"
-    runner = _openai_runner(serve_store, serve_packs, model_server, api_key="sk-SECRET-123")
+    runner = _openai_runner(
+        serve_store, serve_packs, model_server, api_key="sk-SECRET-123", http=http
+    )
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "MODEL_ERROR"
     assert "401" in (ans.error or "") and "sk-SECRET-123" not in repr(ans)
     assert model_server.headers[-1]["Authorization"] == "Bearer sk-SECRET-123"
 
 
-def test_redirects_are_not_followed(serve_store, serve_packs, model_server) -> None:
+def test_redirects_are_not_followed(serve_store, serve_packs, model_server, http) -> None:
     model_server.mode = "redirect"
-    runner = _openai_runner(serve_store, serve_packs, model_server, api_key="sk-x")
+    runner = _openai_runner(serve_store, serve_packs, model_server, api_key="sk-x", http=http)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "MODEL_ERROR" and "redirects are not followed" in (ans.error or "")
     assert len(model_server.requests) == 1
 
 
-def test_unreachable_endpoint_costs_nothing(serve_store, serve_packs) -> None:
+def test_unreachable_endpoint_costs_nothing(serve_store, serve_packs, http) -> None:
     from .conftest import free_port
 
-    model = AsyncOpenAIChatModel(f"http://127.0.0.1:{free_port()}/v1", "fake", deadline=5)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    model = AsyncOpenAIChatModel(url, "fake", deadline=5, http=http)
     runner = Runner(serve_store, serve_packs, model=lambda: model)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "MODEL_ERROR" and ans.cost_tokens == 0

@@ -415,6 +415,162 @@ async def next_within(iterator: Any, timeout: float) -> Any:
     return await within(iterator.__anext__(), timeout)
 
 
+#: Longest status line plus headers the stdlib transport reads from a model endpoint.
+MAX_HEADER_BYTES = 64 * 1024
+
+
+class _RawResponse:
+    """An HTTP/1.1 response read with asyncio streams: status, headers, raw body bytes.
+
+    The body is de-chunked (``Transfer-Encoding: chunked``), cut at ``Content-Length``,
+    or read to the end of the connection. ``aclose`` closes the connection, which is
+    what tells the provider to stop generating.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        status_code: int,
+        headers: dict[str, str],
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.status_code = status_code
+        self.headers = headers
+
+    async def _chunked(self) -> AsyncIterator[bytes]:
+        while True:
+            line = await self._reader.readline()
+            if not line.endswith(b"\n"):
+                raise OSError("the connection closed inside a chunked body")
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise OSError("a malformed chunk size in the response") from None
+            if size == 0:
+                return
+            while size > 0:
+                data = await self._reader.read(min(size, 65536))
+                if not data:
+                    raise OSError("the connection closed inside a chunk")
+                size -= len(data)
+                yield data
+            if await self._reader.readline() not in (b"\r\n", b"\n"):
+                raise OSError("a chunk without its line end")
+
+    async def _sized(self, length: int) -> AsyncIterator[bytes]:
+        while length > 0:
+            data = await self._reader.read(min(length, 65536))
+            if not data:
+                return
+            length -= len(data)
+            yield data
+
+    async def _to_end(self) -> AsyncIterator[bytes]:
+        while True:
+            data = await self._reader.read(65536)
+            if not data:
+                return
+            yield data
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return self._chunked()
+        length = self.headers.get("content-length")
+        if length is not None and length.strip().isdigit():
+            return self._sized(int(length))
+        return self._to_end()
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await within(self._writer.wait_closed(), 2.0)
+
+
+class _StdlibHttp:
+    """One POST per turn over asyncio streams (TLS from the standard library).
+
+    No connection pool and no proxy support (``HTTPS_PROXY`` is not read): use
+    ``http="httpx"`` for those. Never follows a redirect.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    async def post(
+        self, url: str, body: bytes, headers: dict[str, str], deadline: float
+    ) -> _RawResponse:
+        import ssl
+        import urllib.parse
+
+        parts = urllib.parse.urlsplit(url)
+        https = parts.scheme == "https"
+        host = parts.hostname or ""
+        port = parts.port or (443 if https else 80)
+        context = ssl.create_default_context() if https else None
+        started = time.monotonic()
+        try:
+            reader, writer = await within(
+                asyncio.open_connection(
+                    host,
+                    port,
+                    ssl=context,
+                    server_hostname=host if https else None,
+                    limit=MAX_HEADER_BYTES,
+                ),
+                min(self.timeout, deadline),
+            )
+        except asyncio.TimeoutError:
+            raise _ConnectError("timed out", billable=False) from None
+        except (OSError, ssl.SSLError) as exc:
+            raise _ConnectError(_reason(exc), billable=False) from None
+        authority = host if ":" not in host else f"[{host}]"
+        if parts.port:
+            authority += f":{parts.port}"
+        path = parts.path or "/"
+        lines = [f"POST {path} HTTP/1.1", f"Host: {authority}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines += [
+            f"Content-Length: {len(body)}",
+            "Connection: close",
+            "User-Agent: guardlex",
+        ]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        try:
+            writer.write(head + body)
+            await within(writer.drain(), max(0.0, deadline - (time.monotonic() - started)))
+            raw = await within(
+                reader.readuntil(b"\r\n\r\n"),
+                max(0.0, min(self.timeout, deadline - (time.monotonic() - started))),
+            )
+        except asyncio.TimeoutError:
+            writer.close()
+            raise _ConnectError("timed out", billable=True) from None
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+            writer.close()
+            raise _ConnectError(_reason(exc) or "the connection closed", billable=True) from None
+        status_line, *header_lines = raw.decode("latin-1").split("\r\n")
+        try:
+            status = int(status_line.split()[1])
+        except (IndexError, ValueError):
+            writer.close()
+            raise _ConnectError("the endpoint did not answer HTTP", billable=True) from None
+        fields: dict[str, str] = {}
+        for line in header_lines:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                fields[k.strip().lower()] = v.strip()
+        return _RawResponse(reader, writer, status, fields)
+
+
+class _ConnectError(Exception):
+    def __init__(self, reason: str, *, billable: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.billable = billable
+
+
 def _require_httpx() -> Any:
     try:
         import httpx
@@ -443,8 +599,12 @@ class AsyncOpenAIChatModel:
         temperature: float = 0.0,
         deadline: float = DEFAULT_TURN_DEADLINE,
         max_connections: int = 100,
+        http: str = "stdlib",
     ) -> None:
         check_endpoint(base_url, api_key)
+        if http not in ("stdlib", "httpx"):
+            raise ModelError(f"http must be 'stdlib' or 'httpx', not {http!r}")
+        self.http = http
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{model}"
@@ -492,8 +652,6 @@ class AsyncOpenAIChatModel:
     async def astream(self, prompt: Prompt) -> AsyncModelStream:
         """Open the stream. Raises :class:`ModelUnavailableError` when the endpoint cannot
         be reached or answers with an HTTP error, before any text is produced."""
-        httpx = _require_httpx()
-        client = self._http()
         body = {
             "model": self.model,
             "messages": prompt.messages(),
@@ -508,6 +666,19 @@ class AsyncOpenAIChatModel:
         url = f"{self.base_url}/chat/completions"
         shown = safe_url(url)
         started = time.monotonic()
+        if self.http == "stdlib":
+            try:
+                resp: Any = await _StdlibHttp(self.timeout).post(
+                    url, json.dumps(body).encode("utf-8"), headers, self.deadline
+                )
+            except _ConnectError as exc:
+                raise ModelUnavailableError(
+                    self._scrub(f"cannot connect to the model endpoint {shown}: {exc.reason}"),
+                    billable=exc.billable,
+                ) from None
+            return await self._checked(resp, shown, started)
+        httpx = _require_httpx()
+        client = self._http()
         try:
             request = client.build_request("POST", url, json=body, headers=headers)
             resp = await within(client.send(request, stream=True), self.deadline)
@@ -520,6 +691,10 @@ class AsyncOpenAIChatModel:
             raise ModelUnavailableError(
                 self._scrub(f"cannot connect to the model endpoint {shown}: {_reason(exc)}")
             ) from None
+        return await self._checked(resp, shown, started)
+
+    async def _checked(self, resp: Any, shown: str, started: float) -> AsyncModelStream:
+        """The stream of a response, or the error its status or content type says."""
         if resp.status_code >= 300:
             detail = ""
             if resp.status_code < 400:
@@ -540,7 +715,7 @@ class AsyncOpenAIChatModel:
                     + (f": {detail}" if detail.strip() else "")
                 )
             )
-        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        ctype = (resp.headers.get("content-type") or "").split(";")[0].strip().lower()
         if ctype and ctype != "text/event-stream":
             with contextlib.suppress(Exception):
                 await resp.aclose()
