@@ -188,3 +188,27 @@ def test_case_missing_a_field_names_file_and_index(runner, tmp_path: Path) -> No
     _write(tmp_path, "answerable", [{"locale": "en", "text": "q?"}])
     with pytest.raises(CorpusError, match=r"answerable.yaml: cases\[0\] needs 'chunks'"):
         evaluate(runner, root=tmp_path)
+
+
+def test_baseline_diff_and_junit_name_what_changed(runner, golden: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from guardlex.runner.evaluate import REPORT_VERSION, diff_baseline, render_diff, render_junit
+
+    before = json.loads(render_json(evaluate(runner, root=golden)))
+    assert before["report_version"] == REPORT_VERSION and before["ok"]
+    # one refusal case now fails (its category is wrong), one case is new
+    cases = yaml.safe_load((golden / "refusals.yaml").read_text(encoding="utf-8"))["cases"]
+    cases[0]["category"] = "meta"
+    cases.append({"id": "new-one", "locale": "en", "text": "price?", "category": "engagement"})
+    _write(golden, "refusals", cases)
+    report = evaluate(runner, root=golden)
+    diff = diff_baseline(report, before)
+    assert diff["newly_failing"] == ["refusals/refusals#0"]
+    assert diff["added"] == ["refusals/new-one"] and diff["sizes"]["refusals"] == [2, 3]
+    text = render_diff(diff)
+    assert "now failing (1): refusals/refusals#0" in text and "refusals: 2 -> 3 cases" in text
+    root = ET.fromstring(render_junit(report))
+    failures = [tc for tc in root.iter("testcase") if tc.find("failure") is not None]
+    assert [tc.get("name") for tc in failures] == ["refusals#0 [en]"]
+    assert "expected refuse:meta" in failures[0].find("failure").get("message")
