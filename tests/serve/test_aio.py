@@ -270,3 +270,11 @@ def test_unreachable_endpoint_costs_nothing(serve_store, serve_packs, http) -> N
     runner = Runner(serve_store, serve_packs, model=lambda: model)
     ans = asyncio.run(runner.aask(ANSWERABLE))
     assert ans.code == "MODEL_ERROR" and ans.cost_tokens == 0
+
+
+def test_a_key_with_a_line_break_is_refused_without_echo(serve_store, serve_packs, model_server):
+    key = "sk-abc\r\nX-Injected: 1"
+    runner = _openai_runner(serve_store, serve_packs, model_server, api_key=key, http="stdlib")
+    ans = asyncio.run(runner.aask(ANSWERABLE))
+    assert ans.code == "MODEL_ERROR" and "sk-abc" not in (ans.error or "")
+    assert not model_server.requests

@@ -525,6 +525,11 @@ class _StdlibHttp:
             raise _ConnectError("timed out", billable=False) from None
         except (OSError, ssl.SSLError) as exc:
             raise _ConnectError(_reason(exc), billable=False) from None
+        for value in headers.values():
+            if "\r" in value or "\n" in value or not value.isascii():
+                writer.close()
+                # never echo the value: it may be the key
+                raise ModelError("a request header (the API key?) holds a line break or non-ASCII")
         authority = host if ":" not in host else f"[{host}]"
         if parts.port:
             authority += f":{parts.port}"
