@@ -11,14 +11,16 @@ hand. Sources, all in the ``tools`` extra (never at run time):
   forms of the infinitive, gerund and imperative ("dime", "cuéntenos", "ayudarme",
   "dámelo"). A form is dropped when, after ``guardlex.normalise`` (which strips accents),
   it equals a non-first-person form of any of the ``COLLISION_LEMMAS`` most frequent
-  verbs (había = 3sg, trabaje = 3sg subjunctive, trabajé -> trabaje), when wordfreq
-  does not know it, or when the hand-written file lists it under ``disabled``. A form
+  verbs with the same spelling even with accents (había is also 3sg), when wordfreq
+  does not know it, or when the hand-written file lists it under ``disabled``; when
+  only the accents tell them apart (trabajo/trabajó, trabajé/trabaje) the form is kept
+  and listed under ``as_written``, so it counts only as the text spells it. A form
   that simplemma lemmatises to something other than a verb, and every 1sg present form
   (after accent stripping, inicio is also início), is a homograph (trabajo "work",
   estudio "study"): it goes into the context group ``noun-homographs``, whose
   conditions (not after an article, a determiner or a preposition) are written by hand
-  in ``first_person.yaml``; a homograph that is also a stopword of the locale (como,
-  bajo, sobre) is dropped.
+  in ``first_person.yaml``; homographs that are function words (como, bajo, sobre) are
+  listed under ``disabled`` there (the script prints the stopwords among them).
 * ru: pymorphy3 with its OpenCorpora dictionary. The verbs among the ``RU_WORDS`` most
   frequent words in wordfreq give the lemmas; every first-person form of their lexemes
   (present/future, 1pl imperative "пойдём") is kept when every parse pymorphy3 gives it
@@ -87,9 +89,10 @@ def romance(code: str) -> dict[str, Any]:
     ranked = sorted(cg.get_infinitives(), key=lambda v: (-zipf_frequency(v, code), v))
     first: dict[str, str] = {}  # normalised form -> (accented form, lemma) kept
     lemma_of: dict[str, str] = {}
-    other: set[str] = set()
+    other_raw: dict[str, set[str]] = {}  # normalised -> spellings of non-1st forms
     clitics: set[str] = set()
     present: set[str] = set()  # 1sg present indicative: trabajo, estudio, acordo ...
+    preterite: set[str] = set()  # 1sg preterite: trabajé, escribí ...
     for rank, inf in enumerate(ranked[:COLLISION_LEMMAS]):
         try:
             moods = cg.conjugate(inf, include_alternates=True, conjugate_pronouns=False)["moods"]
@@ -120,12 +123,14 @@ def romance(code: str) -> dict[str, Any]:
                                 lemma_of.setdefault(normalise(f), inf)
                                 if i == 0 and tense == "presente" and mood == "indicativo":
                                     present.add(normalise(f))
+                                if i == 0 and tense.startswith("pretérito-perfe"):
+                                    preterite.add(normalise(f))
                             elif i not in firsts:
-                                other.add(normalise(f))
+                                other_raw.setdefault(normalise(f), set()).add(f.casefold())
                     continue
                 else:
                     for forms in slots:
-                        other.update(normalise(f) for f in forms)
+                        [other_raw.setdefault(normalise(f), set()).add(f.casefold()) for f in forms]
                         if mood.startswith("ger"):
                             bases += forms[:1]
                     continue
@@ -135,7 +140,7 @@ def romance(code: str) -> dict[str, Any]:
                             first.setdefault(normalise(f), f)
                             lemma_of.setdefault(normalise(f), inf)
                         elif i != we:
-                            other.add(normalise(f))
+                            other_raw.setdefault(normalise(f), set()).add(f.casefold())
         if code == "es" and rank < CLITIC_LEMMAS:
             for base in bases:
                 for suffix in ES_CLITICS:
@@ -143,26 +148,43 @@ def romance(code: str) -> dict[str, Any]:
     hand = _hand(code)
     disabled = {normalise(w) for w in hand.get("disabled") or ()}
     listed = {normalise(w) for k in ("pronouns", "verb_forms") for w in hand.get(k) or ()}
-    stop = _stopwords(code)
+    stop = _stopwords(code)  # reported, not filtered: stopwords-iso lists trabajo
     plain: set[str] = set()
     homographs: set[str] = set()
+    other = set(other_raw)
+    as_written: set[str] = set()
+    stop_homographs: set[str] = set()
     for norm, form in first.items():
-        if norm in other or norm in disabled or norm in listed or " " in norm:
+        if norm in disabled or norm in listed or " " in norm:
             continue
+        if norm in other:
+            # trabajo = trabajó, trabajé = trabaje once accents go; the text keeps them
+            if form.casefold() in other_raw[norm] or zipf_frequency(form, code) <= 0:
+                continue  # spelled alike even with accents (había): not first person
+            as_written.add(form.casefold())
         if zipf_frequency(form, code) <= 0:
             continue
         lemma = simplemma.lemmatize(form, lang=code)
-        if lemma.endswith(VERB_ENDINGS[code]) and norm not in present:
+        if lemma.endswith(VERB_ENDINGS[code]) and norm not in present and norm not in other:
             plain.add(norm)
-        elif norm not in stop:
+        else:
             homographs.add(norm)
+            if norm in stop:
+                stop_homographs.add(norm)
     for form in clitics:
         if form in other or form in disabled or zipf_frequency(form, code) <= 0:
             continue
         plain.add(form)
+    if stop_homographs:  # for the maintainer: function words belong in 'disabled'
+        print(f"{code}: homographs that are stopwords: {' '.join(sorted(stop_homographs))}")
     return {
         "verb_forms": sorted(plain),
         "contexts": [{"id": "noun-homographs", "words": sorted(homographs)}],
+        # every generated form counts only as spelled, accents kept: préstamos (loans) is
+        # not prestamos (we lend) even where no verb form collides
+        "as_written": sorted(
+            as_written | {first[n].casefold() for n in plain | homographs if n in first}
+        ),
         "_source": (
             f"verbecc {version('verbecc')} (conjugation tables), wordfreq {version('wordfreq')}"
             f" (ranking and filter), simplemma {version('simplemma')} (homographs)"
@@ -203,6 +225,7 @@ def russian() -> dict[str, Any]:
     return {
         "verb_forms": sorted(out),
         "contexts": [],
+        "as_written": [],
         "_source": (
             f"pymorphy3 {version('pymorphy3')} with pymorphy3-dicts-ru {dicts} (OpenCorpora),"
             f" wordfreq {version('wordfreq')}"
@@ -233,6 +256,8 @@ def render(code: str, data: dict[str, Any]) -> str:
         "verb_forms:",
         *block(data["verb_forms"], "  "),
     ]
+    if data["as_written"]:
+        lines += ["as_written:", *block(data["as_written"], "  ")]
     groups = [g for g in data["contexts"] if g["words"]]
     if groups:
         lines.append("contexts:")

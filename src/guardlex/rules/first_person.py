@@ -9,10 +9,14 @@ A locale's ``first_person.yaml`` (and the ``first_person.generated.yaml`` a tool
   ``not_after`` (the group does not count right after one of these words: Spanish
   "el trabajo" is a noun, "trabajo en Madrid" is "I work"), ``after`` (counts only right
   after one of these: Portuguese "-nos" after a hyphen is "us", "nos" alone is "in the")
-  and ``not_before``. Groups with the same ``id`` are merged, so a generated file adds
+  and ``not_before``; ``after: ["^"]`` is the start of the text or of a clause (after a
+  punctuation mark). Groups with the same ``id`` are merged, so a generated file adds
   words to a group whose conditions are written by hand;
 * ``proclitics``: particles written joined to the next word (Arabic و "and", ف, ل, ب):
   a token that is one of them plus an entry counts as the entry (وأنا "and I");
+* ``as_written``: entries that count only when the text spells them exactly so, accents
+  kept (normalisation strips them): Spanish "trabajo" (I work) but not "trabajó" (she
+  worked), "trabajé" (I worked) but not "trabaje" (that she work);
 * ``exceptions``: spans in which no entry counts (Chinese 自我, English "the US").
 
 Plain entries and context groups are word tables looked up token by token (the cost does
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -100,6 +105,21 @@ def _split(words: Iterable[str]) -> tuple[list[str], list[str]]:
     return plain, other
 
 
+def _spelling(word: str) -> str:
+    """How a word is compared for ``as_written``: case-folded and NFC, accents kept."""
+    return unicodedata.normalize("NFC", word).casefold()
+
+
+def _spellings(words: Iterable[str]) -> dict[str, list[str]]:
+    """normalised entry -> the spellings under which it counts."""
+    out: dict[str, set[str]] = {}
+    for w in words:
+        lit = _literal(w)
+        if lit:
+            out.setdefault(lit, set()).add(_spelling(w))
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
 def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """Compile a merged ``first_person`` mapping: (regex, exceptions regex, word tables).
 
@@ -124,6 +144,7 @@ def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
         contexts.append(entry)
     every = [*plain, *(w for c in contexts for w in c["words"])]
     tables = {
+        "as_written": _spellings(fp.get("as_written") or ()),
         "proclitics": sorted({_literal(p) for p in fp.get("proclitics") or ()} - {""}),
         "pronouns": sorted({w for w in (_literal(x) for x in fp.get("pronouns") or ()) if w}),
         "words": sorted(set(plain)),
@@ -139,6 +160,7 @@ class _Matcher:
     def __init__(self, tables: Mapping[str, Any]) -> None:
         self.words = frozenset(tables.get("words") or ())
         self.max_words = int(tables.get("max_words") or 0)
+        self.as_written = {k: frozenset(v) for k, v in (tables.get("as_written") or {}).items()}
         self.proclitics = tuple(tables.get("proclitics") or ())
         #: entries a particle may join when shorter than 4 letters (pronouns: وأنا);
         #: لاري "Larry" is not ل + أرى "I see"
@@ -206,7 +228,9 @@ class _Matcher:
         if after or a_marks:
             tight = gap_before in ("", " ")
             ok = prev is not None and tight and prev in after
-            ok = ok or any(gap_before.rstrip(" ").endswith(m) for m in a_marks)
+            ok = ok or any(m != "^" and gap_before.rstrip(" ").endswith(m) for m in a_marks)
+            # "^": at the start of the text or of a clause (after a punctuation mark)
+            ok = ok or ("^" in a_marks and (prev is None or gap_before.strip(" ") != ""))
             if not ok:
                 return False
         if j + 1 < len(spans):
@@ -225,6 +249,19 @@ class _State(Protocol):
     def first_person_patterns(
         self,
     ) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]: ...
+
+
+def _written_ok(
+    matcher: _Matcher, flat: str, span: tuple[int, int], text: str, offsets: list[Any]
+) -> bool:
+    """False when the entry must be written exactly and ``text`` spells it otherwise."""
+    accepted = matcher.as_written.get(flat[span[0] : span[1]])
+    if accepted is None:
+        return True
+    if not offsets:
+        offsets.append(normalise_with_offsets(text))
+    s, e = offsets[0].source_span(span[0], span[1])
+    return _spelling(text[s:e]) in accepted
 
 
 def _any_joined(tokens: set[str], matcher: _Matcher) -> bool:
@@ -256,6 +293,7 @@ def find(
     flat = normalise(text)
     spans: list[tuple[int, int]] | None = None
     tokens: set[str] | None = None
+    offsets: list[Any] = []  # the offset map of ``text``, made on the first need
     first: tuple[int, int, str] | None = None  # (start, end, locale) in ``flat``
     try:
         for code in codes:
@@ -274,6 +312,8 @@ def find(
                     found.extend(matcher.first(flat, spans))
             if fp is not None:
                 found.extend(m.span() for m in fp.finditer(flat, overlapped=True, timeout=timeout))
+            if found and matcher.as_written:
+                found = [sp for sp in found if _written_ok(matcher, flat, sp, text, offsets)]
             if not found:
                 continue
             blocked: list[tuple[int, int]] = []
