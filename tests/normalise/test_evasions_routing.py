@@ -22,7 +22,7 @@ from tests.normalise.test_evasions import (
     _SMALL_CAPS,
     _parenthesized,
     _tags,
-    latin_words,
+    all_words,
 )
 
 from guardlex.normalise import normalise, variants
@@ -105,6 +105,12 @@ CLASSES: dict[str, Disguise] = {
     ),
     "nukta-dropped": lambda t, loc: t.replace("\u093c", "") if loc == "hi" else None,
     "spaced-letters": lambda t, loc: _in_word(t, lambda w: " ".join(_graphemes(w))),
+    "spaced-question": lambda t, loc: (
+        " ".join(" ".join(_graphemes(w)) for w in t.split()) if loc != "zh" else None
+    ),
+    "spaced-question-wide": lambda t, loc: (
+        "  ".join(" ".join(_graphemes(w)) for w in t.split()) if loc != "zh" else None
+    ),
     "dotted-letters": lambda t, loc: _in_word(t, lambda w: ".".join(_graphemes(w))),
     "dash-in-word": lambda t, loc: _in_word(t, lambda w: _mid(w, "-")),
     "leetspeak": _latin(lambda t: _in_word(t, _leet)),
@@ -127,7 +133,7 @@ def _refused(text: str) -> bool:
 
 
 def _refused_with_variants(text: str) -> bool:
-    return any(_refused(v) for v in variants(text, latin_words()))
+    return any(_refused(v) for v in variants(text, all_words()))
 
 
 @cache

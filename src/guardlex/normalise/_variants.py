@@ -44,12 +44,15 @@ MAX_VARIANTS_CHARS = 100_000
 NUKTA = "\u093c"
 
 _LETTER = r"\p{L}\p{M}*"
+# One unit of a spaced-out word: a letter with its marks (a whole Devanagari conjunct),
+# or an apostrophe (q u ' e l l e).
+_UNIT = r"(?:(?=\p{L})\X|['’])"
 _NOT_WORD = r"[^\p{L}\p{M}\p{N}]"
 # Single letters (not Han) separated by spaces or punctuation: "p r i c e", "p.r.i.c.e".
 _SEP = r"[ .\-_*·/|+~,:]+"
 _SPACED = (
-    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_LETTER}{_SEP}){{2,}}"
-    rf"(?![{HAN_CLASS}]){_LETTER}(?![\p{{L}}\p{{M}}\p{{N}}])"
+    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_UNIT}{_SEP}){{2,}}"
+    rf"(?![{HAN_CLASS}]){_UNIT}(?![\p{{L}}\p{{M}}\p{{N}}])"
 )
 # Single Han characters separated by spaces or punctuation: "价 格", "价·格", "价，格".
 _HAN_SEP = r"[ ·・‧,、.\-_*/|]+"
@@ -70,8 +73,8 @@ _REPEAT_3 = r"(\p{L})\1\1+"
 # Spaced-out runs of four or more, keeping the last (or first) single apart: in "कि त
 # नी है" the last one is a word of its own.
 _SPACED_RUN = (
-    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_LETTER}{_SEP}){{3,}}"
-    rf"(?![{HAN_CLASS}]){_LETTER}(?![\p{{L}}\p{{M}}\p{{N}}])"
+    rf"(?<![\p{{L}}\p{{M}}\p{{N}}])(?:(?![{HAN_CLASS}]){_UNIT}{_SEP}){{3,}}"
+    rf"(?![{HAN_CLASS}]){_UNIT}(?![\p{{L}}\p{{M}}\p{{N}}])"
 )
 _LINE_BREAK = r"(?<=[\p{L}\p{M}])[ \t]*(?:\r\n|[\n\r\v\f\u2028\u2029\x85])[ \t]*(?=\p{L})"
 _PERCENT = r"%[0-9A-Fa-f]{2}"
@@ -92,6 +95,51 @@ def _drop(pattern: str) -> Callable[..., str]:
 def _unspace(text: str) -> str:
     text = _sub(_SPACED, _drop(_SEP), text)
     return _sub(_HAN_SPACED, _drop(_HAN_SEP), text)
+
+
+#: A single space between two non-spaces (the letter gaps of "h o w  m u c h").
+_SINGLE_GAP = r"(?<=\S) (?=\S)"
+#: Longest run that ``_unspace_split`` tries to split into words, and longest word.
+_SPLIT_MAX, _WORD_MAX = 400, 24
+
+
+def _unspace_split(text: str, words: Collection[str]) -> str:
+    """Join spaced-out runs and split each back into ``words`` where it has several."""
+
+    def repl(m: object) -> str:
+        run = str(m.group(0))  # type: ignore[attr-defined]
+        blob = "".join(p for p in S._re(_SEP).split(run, timeout=S.timeout_for(run)) if p)
+        return _word_break(blob, words) if len(blob) <= _SPLIT_MAX else blob
+
+    return _sub(_SPACED, repl, text)
+
+
+def _word_break(blob: str, words: Collection[str]) -> str:
+    """The fewest known words (unknown letters cost 2 each) that spell ``blob``."""
+    n = len(blob)
+    inf = 4 * n + 4
+    cost = [0] + [inf] * n
+    back: list[tuple[int, bool]] = [(0, False)] * (n + 1)
+    for j in range(1, n + 1):
+        c, b = cost[j - 1] + 2, (j - 1, False)  # one unknown letter
+        for i in range(max(0, j - _WORD_MAX), j):
+            if cost[i] + 1 < c and blob[i:j] in words:
+                c, b = cost[i] + 1, (i, True)
+        cost[j], back[j] = c, b
+    pieces: list[tuple[str, bool]] = []  # right to left: (text, known word)
+    j = n
+    while j > 0:
+        i, known = back[j]
+        if not known and pieces and not pieces[-1][1]:
+            pieces[-1] = (blob[i:j] + pieces[-1][0], False)  # unknown letters stay together
+        else:
+            pieces.append((blob[i:j], known))
+        j = i
+    out = " ".join(piece for piece, _ in reversed(pieces))
+    return _sub(_APOSTROPHE_GAP, r"\1", out) if "'" in out or "’" in out else out
+
+
+_APOSTROPHE_GAP = r" ?(['’]) ?"
 
 
 def _unspace_keep(text: str, keep_last: bool) -> str:
@@ -152,7 +200,7 @@ def _other_fillers(text: str) -> str | None:
     return marked.replace(T.FILLER_MARK, "" if blanks > gaps else " ")
 
 
-def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str, ...]:
+def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]:
     """The normalised question, then its distinct de-obfuscated variants.
 
     The first item is always ``normalise(text)``. The others (only those that differ,
@@ -164,6 +212,10 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
     * Hangul fillers or braille blanks read the other way (space <-> nothing);
     * letters spaced out (``p r i c e``, ``p.r.i.c.e``; ``价 格``, ``价·格``), also
       with the last or first single letter of a long run kept apart (it may be a word);
+      a whole question spaced out with wider gaps between its words
+      (``h o w  m u c h``) keeps those gaps; with ``words``, a spaced-out run that
+      joins into several words (``h o w m u c h`` -> ``howmuch``) is split back into
+      them (``how much``);
     * spaces, middle dots and commas between any two Chinese characters removed;
     * separators inside a word (``pr-ice``, ``pri.ce``);
     * digits and symbols for letters (``pr1ce``, ``pr!ce``, ``$alary``; ``1`` read as
@@ -171,11 +223,14 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
     * repeated letters (``priiice``: runs of three or more to one letter, and to two
       for words like "fee"; and every double letter to one);
     * the Devanagari nukta removed (``strip_nukta``);
-    * with ``latin_words``: Latin words spelled in Cyrillic or Greek look-alikes
+    * with ``words``: Latin words spelled in Cyrillic or Greek look-alikes
       (``confusable_fold``);
     * and all of the above together (runs of three or more letters to two).
 
-    A text longer than ``MAX_VARIANTS_CHARS`` raises ``InputTooLargeError``.
+    ``words`` are normalised words of the loaded locales (their stopwords, the words
+    of their rules, the configured subject names); the Latin-script ones are what
+    ``confusable_fold`` looks for. A text longer than ``MAX_VARIANTS_CHARS`` raises
+    ``InputTooLargeError``.
 
     >>> variants("What is her p r i c e?")[:2]
     ('what is her p r i c e?', 'what is her price?')
@@ -226,6 +281,10 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
             spaced = _sub(_HAN_SPACED, _drop(_HAN_SEP), spaced)
         add(spaced)
         if spaced != base:
+            if words is not None:
+                add(_unspace_split(base, words))
+            if "  " in visible:
+                add(normalise(_sub(_SINGLE_GAP, "", visible)))
             add(_unspace_keep(base, keep_last=True))
             add(_unspace_keep(base, keep_last=False))
         every = _sub(_SPACED, _drop(_SEP), every)
@@ -252,9 +311,9 @@ def variants(text: str, latin_words: Collection[str] | None = None) -> tuple[str
     if NUKTA in base:
         add(strip_nukta(base))
         every = strip_nukta(every)
-    if latin_words is not None:
-        add(_fold_normalised(base, latin_words))
-        every = _fold_normalised(every, latin_words)
+    if words is not None:
+        add(_fold_normalised(base, words))
+        every = _fold_normalised(every, words)
     add(every)  # everything at once
     return tuple(out)
 
