@@ -69,13 +69,20 @@ def test_no_shipped_example_is_lost_by_the_prefilter() -> None:
         for spec in load_locale(code, found[code]).rules:
             for text in map(normalise, spec.match + spec.no_match):
                 occ = m.occurrences(text)
-                cands = {id(r) for sec in ("refusal", "overview") for r in m.candidates(occ, sec)}
+                cands = {
+                    id(r): live
+                    for sec in ("refusal", "overview")
+                    for r, live in m.candidates(occ, sec)
+                }
                 for rule in m.rules:
                     if rule.locale != code or rule.id != spec.id:
                         continue
-                    if m.evaluate(rule, occ, prefilter=False) is not None:
+                    full = m.evaluate(rule, occ, prefilter=False)
+                    if full is not None:
                         checked += 1
                         assert id(rule) in cands, (code, rule.id, text)
+                        # the forms whose key occurred find the same match
+                        assert m.evaluate(rule, occ, live=cands[id(rule)]) == full, text
     assert checked > 1000
 
 

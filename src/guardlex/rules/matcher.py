@@ -43,6 +43,8 @@ MARK_LATIN, MARK_WORD, MARK_HAN = "\u16a0", "\u16a2", "\u16a6"
 _MARKS = MARK_LATIN + MARK_WORD + MARK_HAN
 _POSSESSIVE = ("'s", "’s", "s", "'", "’")
 _DIGIT = regex.compile(r"\d+")
+#: pseudo form indexes: a rule's frame; its escape-hatch regex k is ``HATCH - k``
+FRAME, HATCH = -1, -2
 
 Span = tuple[int, int]
 
@@ -240,7 +242,7 @@ def _end_ok(text: str, e: int, sep: str) -> bool:
 
 
 def _word_at(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and is_word_char(text[i])
+    return 0 <= i < len(text) and _wc(text[i])
 
 
 def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
@@ -296,11 +298,13 @@ class Matcher:
             keys.setdefault(s, []).append(r)
 
         # form references: key -> rule indexes / concept names whose forms use it
-        self._rules_by_word: dict[str, set[int]] = {}
-        self._rules_by_stem: dict[str, set[int]] = {}
-        self._rules_by_concept: dict[tuple[str, str], set[int]] = {}
-        self._rules_by_anchor: dict[str, set[int]] = {}
-        self._always: set[int] = set()
+        # key -> (rule index, form index); form index FRAME / HATCH: the rule's frame or
+        # escape-hatch regexes
+        self._by_word: dict[str, list[tuple[int, int]]] = {}
+        self._by_stem: dict[str, list[tuple[int, int]]] = {}
+        self._by_concept: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        self._by_anchor: dict[str, list[tuple[int, int]]] = {}
+        self._always: list[tuple[int, int]] = []
         for loc in locales:
             code = str(loc["code"])
             self.concepts[code] = loc.get("concepts") or {}
@@ -344,23 +348,24 @@ class Matcher:
                         for item in rule.frame[part]:
                             forms.extend(item["forms"])
                     live = rule.frame["all"][:1] or rule.frame["any"]
-                    keyed = [f for item in live for f in item["forms"]]
-                else:
-                    keyed = forms
+                    for item in live:
+                        for form in item["forms"]:
+                            self._index_form(form, code, idx, FRAME)
+                for fi, form in enumerate(rule.forms):
+                    self._index_form(form, code, idx, fi)
                 for form in forms:
                     for el in form[::2]:
                         if el[0] == "w":
                             role(el[1], ("w", None))
                         elif el[0] == "t":
                             role(el[1], ("t", None))
-                for form in keyed:
-                    self._index_form(form, code, idx)
-                for rx in rule.hatch:
+                for k, rx in enumerate(rule.hatch):
+                    ref = (idx, HATCH - k)  # regex k of the rule
                     if rx.get("anchors") is None:
-                        self._always.add(idx)
+                        self._always.append(ref)
                     else:
                         for a in rx["anchors"]:
-                            self._rules_by_anchor.setdefault(a, set()).add(idx)
+                            self._by_anchor.setdefault(a, []).append(ref)
                             role(a, ("a", None))
         # subject names, shared by every locale
         for name_form, mark in _name_forms(subject_names):
@@ -368,26 +373,33 @@ class Matcher:
         self._keys = keys
         self._strings = sorted(keys)
         self._roles = [keys[s] for s in self._strings]
+        # does a hit of the string need a word boundary on its left / right?
+        self._edges = [(_needs_boundary(s[0]), _needs_boundary(s[-1])) for s in self._strings]
+        for rule in self.rules:
+            for rx in rule.hatch:
+                if rx.get("anchors") is not None:
+                    rx["_set"] = frozenset(rx["anchors"])
         self._ac: Any = None
         self._scan: regex.Pattern[str] | None = None
         self._prefixes: list[tuple[int, ...]] = []
         self._built = False
 
-    def _index_form(self, form: list[Any], code: str, idx: int) -> None:
+    def _index_form(self, form: list[Any], code: str, idx: int, fi: int) -> None:
+        """File a form under its key: its longest literal, else a stem, else a concept."""
+        ref = (idx, fi)
         words = [el[1] for el in form[::2] if el[0] == "w"]
         if words:
-            best = max(words, key=len)
-            self._rules_by_word.setdefault(best, set()).add(idx)
+            self._by_word.setdefault(max(words, key=len), []).append(ref)
             return
         stems = [el[1] for el in form[::2] if el[0] == "t"]
         if stems:
-            self._rules_by_stem.setdefault(max(stems, key=len), set()).add(idx)
+            self._by_stem.setdefault(max(stems, key=len), []).append(ref)
             return
         concepts = [el[1] for el in form[::2] if el[0] == "c"]
         if concepts:
-            self._rules_by_concept.setdefault((code, concepts[0]), set()).add(idx)
+            self._by_concept.setdefault((code, concepts[0]), []).append(ref)
             return
-        self._always.add(idx)
+        self._always.append(ref)
 
     # -- the pass -------------------------------------------------------------------
     def _build(self) -> None:
@@ -427,15 +439,18 @@ class Matcher:
         self._build()
         occ = _Occurrences(self, text)
         names: list[tuple[int, int, str]] = []
-        roles, strings = self._roles, self._strings
+        roles, strings, edges = self._roles, self._strings, self._edges
         any_procl = any(self.proclitics.values())
+        n = len(text)
         for k, s, e in self._raw_hits(text):
             string = strings[k]
+            need_l, need_r = edges[k]
+            left = not need_l or s == 0 or not _wc(text[s - 1])
+            right = not need_r or e >= n or not _wc(text[e])
             for kind, val in roles[k]:
                 if kind == "a":
                     occ.anchors.add(string)
                     continue
-                left = _edge_ok(text, s - 1, string[0])
                 if kind == "t":
                     if left:
                         end = e
@@ -445,11 +460,10 @@ class Matcher:
                             ]
                             occ.stems.setdefault(string, []).extend((s, x) for x in ends)
                             continue
-                        while end < len(text) and is_word_char(text[end]):
+                        while end < n and _wc(text[end]):
                             end += 1
                         occ.stems.setdefault(string, []).append((s, end))
                     continue
-                right = _edge_ok(text, e, string[-1])
                 if kind == "w":
                     if left and right:
                         occ.words.setdefault(string, []).append((s, e))
@@ -486,25 +500,46 @@ class Matcher:
         return occ
 
     # -- evaluation -----------------------------------------------------------------
-    def candidates(self, occ: _Occurrences, section: str) -> list[Rule]:
-        found: set[int] = set(self._always)
+    def candidates(self, occ: _Occurrences, section: str) -> list[tuple[Rule, set[int]]]:
+        """Rules of ``section`` that may match, in precedence order, each with the
+        indexes of its forms whose key occurred (``FRAME``/``HATCH`` for its frame and
+        escape-hatch regexes)."""
+        live: dict[int, set[int]] = {}
+
+        def add(refs: Iterable[tuple[int, int]]) -> None:
+            for idx, fi in refs:
+                got = live.get(idx)
+                if got is None:
+                    live[idx] = {fi}
+                else:
+                    got.add(fi)
+
+        add(self._always)
+        by_word = self._by_word
         for w in occ.words:
-            found.update(self._rules_by_word.get(w, ()))
+            add(by_word.get(w, ()))
         for w in occ.procl:
-            found.update(self._rules_by_word.get(w, ()))
+            add(by_word.get(w, ()))
         for t in occ.stems:
-            found.update(self._rules_by_stem.get(t, ()))
+            add(self._by_stem.get(t, ()))
         for a in occ.anchors:
-            found.update(self._rules_by_anchor.get(a, ()))
-        for (code, name), idxs in self._rules_by_concept.items():
+            add(self._by_anchor.get(a, ()))
+        for (code, name), refs in self._by_concept.items():
             if occ.concept(code, name):
-                found.update(idxs)
-        rules = [self.rules[i] for i in found if self.rules[i].section == section]
-        rules.sort(key=precedence)
-        return rules
+                add(refs)
+        rules = self.rules
+        out = [(rules[i], fis) for i, fis in live.items() if rules[i].section == section]
+        out.sort(key=lambda rf: precedence(rf[0]))
+        return out
 
     def evaluate(
-        self, rule: Rule, occ: _Occurrences, offset: int = 0, *, prefilter: bool = True
+        self,
+        rule: Rule,
+        occ: _Occurrences,
+        offset: int = 0,
+        *,
+        prefilter: bool = True,
+        live: set[int] | None = None,
     ) -> Hit | None:
         """The rule's leftmost match in ``occ`` (one ending after ``offset``: joined text).
 
@@ -512,24 +547,31 @@ class Matcher:
         occurred (tests use it to check that the anchors lose nothing).
         """
         best: Hit | None = None
-        for form in rule.forms:
+        forms = rule.forms if live is None else [rule.forms[i] for i in sorted(live) if i >= 0]
+        for form in forms:
             spans = occ.form_spans(form, rule.locale, first_only=offset == 0)
             if offset:
                 spans = [sp for sp in spans if sp[1] > offset][:1]
-            if spans and (best is None or spans[0][0] < best.span[0]):
+            if spans and (best is None or (spans[0][0], -spans[0][1]) < _key(best)):
                 sp = spans[0]
                 best = Hit(rule, sp, self._template_evidence(form, rule.locale, occ, sp))
         if best is not None and best.span[0] == 0:
             return best  # nothing can start further left
-        if rule.frame:
+        if rule.frame and (live is None or FRAME in live):
             hit = self._frame(rule, occ, offset)
-            if hit is not None and (best is None or hit.span[0] < best.span[0]):
+            if hit is not None and (best is None or _key(hit) < _key(best)):
                 best = hit
-        for k, rx in enumerate(rule.hatch):
+        hatch: Iterable[int]
+        if live is None:
+            hatch = range(len(rule.hatch))
+        else:
+            hatch = sorted(HATCH - i for i in live if i <= HATCH)
+        for k in hatch:
             if best is not None and best.span[0] == 0:
                 break
-            anchors = rx.get("anchors")
-            if prefilter and anchors is not None and not any(a in occ.anchors for a in anchors):
+            rx = rule.hatch[k]
+            anchors = rx.get("_set")
+            if prefilter and anchors is not None and anchors.isdisjoint(occ.anchors):
                 continue
             pat = self._pattern(rule, k)
             text = occ.marked()
@@ -538,13 +580,13 @@ class Matcher:
                 m = pat.search(text, timeout=timeout)
                 if m is not None and m.end() > m.start():
                     sp = m.span()
-                    if best is None or sp[0] < best.span[0]:
+                    if best is None or (sp[0], -sp[1]) < _key(best):
                         best = Hit(rule, sp, (("regex", sp),))
             else:
                 for m in pat.finditer(text, overlapped=True, timeout=timeout):
                     if m.end() > offset:
                         sp = m.span()
-                        if best is None or sp[0] < best.span[0]:
+                        if best is None or (sp[0], -sp[1]) < _key(best):
                             best = Hit(rule, sp, (("regex", sp),))
                         break
         return best
@@ -650,15 +692,20 @@ class Matcher:
     def route_section(self, occ: _Occurrences, section: str, offset: int = 0) -> Hit | None:
         """The winning match of a section (see ``precedence``)."""
         best: tuple[tuple[Any, ...], Hit] | None = None
-        for rule in self.candidates(occ, section):
+        for rule, live in self.candidates(occ, section):
             if best is not None and rule.priority < best[1].rule.priority:
                 break  # candidates come in priority order: nothing later can win
-            hit = self.evaluate(rule, occ, offset)
+            hit = self.evaluate(rule, occ, offset, live=live)
             if hit is not None:
                 key = (-rule.priority, hit.span[0], *precedence(rule)[1:])
                 if best is None or key < best[0]:
                     best = (key, hit)
         return best[1] if best is not None else None
+
+
+def _key(hit: Hit) -> tuple[int, int]:
+    """Leftmost first, then longest."""
+    return (hit.span[0], -hit.span[1])
 
 
 def _item_name(item: Mapping[str, Any]) -> str:
@@ -682,6 +729,25 @@ def precedence(rule: Rule) -> tuple[Any, ...]:
     """
     cat = CATEGORY_ORDER.index(rule.category) if rule.category in CATEGORY_ORDER else 99
     return (-rule.priority, cat, rule.order, rule.locale)
+
+
+_WC: dict[str, bool] = {}
+_HANC: dict[str, bool] = {}
+
+
+def _wc(ch: str) -> bool:
+    """``is_word_char``, memoised per character (called for every automaton hit)."""
+    got = _WC.get(ch)
+    if got is None:
+        got = _WC[ch] = is_word_char(ch)
+    return got
+
+
+def _needs_boundary(ch: str) -> bool:
+    got = _HANC.get(ch)
+    if got is None:
+        got = _HANC[ch] = is_han(ch)
+    return _wc(ch) and not got
 
 
 def _edge_ok(text: str, i: int, edge: str) -> bool:
