@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from guardlex.runner import _engine
-from guardlex.runner.costs import utf8_tokens
 from guardlex.runner.errors import ModelError, ModelUnavailableError
 from guardlex.runner.models import (
     DEFAULT_TURN_DEADLINE,
@@ -44,20 +43,14 @@ from guardlex.runner.models import (
     safe_url,
 )
 from guardlex.runner.pipeline import (
-    ANSWERED,
-    BUDGET_EXHAUSTED,
-    GATE_STOP,
-    LEDGER_UNAVAILABLE,
-    MODEL_ERROR,
-    MODEL_ERROR_MESSAGE,
-    MODEL_NO_ANSWER,
-    NO_ANSWER_TOKEN,
-    OUTPUT_CAPPED,
     REFUSED,
-    TRUNCATED,
     Answer,
+    NoAnswerCheck,
     Runner,
     Source,
+    cap_piece,
+    model_failed,
+    new_stream_state,
 )
 
 # ---------------------------------------------------------------- events
@@ -740,55 +733,37 @@ class AsyncOpenAIChatModel:
 
 async def _capped(
     stream: AsyncModelStream, limit: int, state: dict[str, Any]
-) -> AsyncIterator[str]:
-    """The async twin of ``pipeline._capped``: cut at ``limit`` output bytes."""
+) -> AsyncGenerator[str, None]:
+    """``pipeline._capped`` for an async stream (the same :func:`cap_piece`)."""
     async for piece in stream:
-        if not isinstance(piece, str):
-            raise ModelError(f"the model stream produced a {type(piece).__name__}, not text")
-        n = utf8_tokens(piece)
-        room = limit - state["output_bytes"]
-        if n > room:
-            head = piece.encode("utf-8", "surrogatepass")[: max(0, room)]
-            part = head.decode("utf-8", "ignore")
-            state["output_bytes"] += utf8_tokens(part)
-            state["capped"] = True
+        part, full = cap_piece(piece, limit, state)
+        if full:
             stream.cancel()
             if part:
                 yield part
             return
-        state["output_bytes"] += n
-        yield piece
+        yield part
 
 
 async def _guarded(
     stream: AsyncModelStream, pieces: AsyncIterator[str], state: dict[str, Any]
-) -> AsyncIterator[str]:
-    """The async twin of ``pipeline._guarded``: model errors end the stream, NO_ANSWER."""
-    buf = ""
-    deciding = True
+) -> AsyncGenerator[str, None]:
+    """``pipeline._guarded`` for an async stream (the same :class:`NoAnswerCheck`)."""
+    check = NoAnswerCheck()
     try:
         async for piece in pieces:
-            if not deciding:
-                yield piece
-                continue
-            buf += piece
-            head = buf.lstrip()
-            if len(head) < len(NO_ANSWER_TOKEN) and NO_ANSWER_TOKEN.startswith(head):
-                continue
-            deciding = False
-            if head.startswith(NO_ANSWER_TOKEN):
+            out = check.feed(piece)
+            if check.no_answer:
                 state["no_answer"] = True
                 stream.cancel()
                 return
-            yield buf
-        if deciding and buf:
-            yield buf
-    except ModelError as exc:
-        state["error"] = str(exc)
-        if isinstance(exc, ModelUnavailableError):
-            state["unavailable"] = exc
+            if out:
+                yield out
+        rest = check.finish()
+        if rest:
+            yield rest
     except Exception as exc:
-        state["error"] = f"the model stream failed: {type(exc).__name__}: {exc}"
+        model_failed(exc, state)
 
 
 async def _close_and_settle(
@@ -847,25 +822,9 @@ async def _agenerate(
         runner.ledger.reserve, prompt.render(), runner.max_output_tokens
     )
     if not decision.allowed:
-        error = None
-        if decision.code == "UNAVAILABLE":
-            trace.append(LEDGER_UNAVAILABLE)
-            error = f"budget ledger unavailable: {runner.ledger.error or 'unknown error'}"
-        trace.append(BUDGET_EXHAUSTED)
-        text = runner.packs.message(loc, "budget_exhausted")
-        yield TurnEvent("message", text=text, message=text, code=BUDGET_EXHAUSTED)
-        yield TurnEvent(
-            "answer",
-            answer=Answer(
-                text=text,
-                code=BUDGET_EXHAUSTED,
-                trace=tuple(trace),
-                locale=loc,
-                sources=sources,
-                error=error,
-                **extras,
-            ),
-        )
+        refused = runner._budget_refusal(decision, trace, loc, sources, extras)
+        yield TurnEvent("message", text=refused.text, message=refused.text, code=refused.code)
+        yield TurnEvent("answer", answer=refused)
         return
     assert decision.reservation is not None
     reservation = decision.reservation
@@ -874,13 +833,7 @@ async def _agenerate(
     code = ok_code
     stream: AsyncModelStream | None = None
     model: Model | None = None
-    state: dict[str, Any] = {
-        "error": None,
-        "no_answer": False,
-        "unavailable": None,
-        "capped": False,
-        "output_bytes": 0,
-    }
+    state = new_stream_state()
     cost = reservation.amount
     try:
         try:
@@ -897,25 +850,17 @@ async def _agenerate(
             events = gate.astream(guarded)
             try:
                 async for ev in events:
+                    text, code = runner._gate_event(ev, pieces, trace, loc, code)
                     if ev.kind == "released":
-                        pieces.append(ev.text)
                         yield TurnEvent("sentence", text=ev.text, markers=ev.markers)
                     elif ev.kind == "stop":
                         stream.cancel()
-                        trace.append(f"{GATE_STOP}:{ev.reason}")
-                        msg = ev.message or runner.packs.message(loc, "gate_stop")
-                        shown = ("\n\n" if pieces else "") + msg
-                        pieces.append(shown)
-                        code = GATE_STOP
-                        yield TurnEvent("stop", text=shown, message=msg, reason=ev.reason)
+                        msg = (text or "").lstrip("\n")
+                        yield TurnEvent("stop", text=text or "", message=msg, reason=ev.reason)
                         break
                     elif ev.kind == "truncated":
-                        trace.append(TRUNCATED)
-                        msg = ev.message or runner.packs.message(loc, "truncated")
-                        shown = ("\n\n" if pieces else "") + msg
-                        pieces.append(shown)
-                        code = TRUNCATED
-                        yield TurnEvent("truncated", text=shown, message=msg)
+                        msg = (text or "").lstrip("\n")
+                        yield TurnEvent("truncated", text=text or "", message=msg)
             finally:
                 for gen in (events, guarded, capped):
                     aclose = getattr(gen, "aclose", None)
@@ -923,42 +868,13 @@ async def _agenerate(
                         with contextlib.suppress(Exception):
                             await aclose()
         except ModelError as exc:
-            state["error"] = str(exc)
-            if isinstance(exc, ModelUnavailableError):
-                state["unavailable"] = exc
+            model_failed(exc, state)
     finally:
         cost = await _close_and_settle(runner, reservation, prompt, stream, state, trace)
-    if state["capped"]:
-        trace.append(OUTPUT_CAPPED)
-    if state["no_answer"]:
-        trace.append(MODEL_NO_ANSWER)
-        text = runner.packs.message(loc, "below_threshold")
-        pieces = [text]
-        code = MODEL_NO_ANSWER
-        yield TurnEvent("message", text=text, message=text, code=MODEL_NO_ANSWER)
-    elif state["error"] is not None:
-        trace.append(MODEL_ERROR)
-        if not any(p.strip() for p in pieces):
-            text = runner.packs.message(loc, MODEL_ERROR_MESSAGE)
-            pieces = [text]
-            yield TurnEvent("message", text=text, message=text, code=MODEL_ERROR)
-        code = MODEL_ERROR
-    if code == ANSWERED:
-        trace.append(ANSWERED)
-    yield TurnEvent(
-        "answer",
-        answer=Answer(
-            text="".join(pieces),
-            code=code,
-            trace=tuple(trace),
-            locale=loc,
-            sources=sources,
-            cost_tokens=cost,
-            model=getattr(model, "name", None),
-            error=state["error"] or state.get("settle_error"),
-            **extras,
-        ),
-    )
+    text, answer = runner._outcome(state, pieces, code, trace, loc, sources, cost, model, extras)
+    if text is not None:
+        yield TurnEvent("message", text=text, message=text, code=answer.code)
+    yield TurnEvent("answer", answer=answer)
 
 
 async def turn_events(

@@ -604,22 +604,9 @@ class Runner:
         prompt = Prompt(question, tuple(s.text for s in sources), loc, self.max_output_tokens, kind)
         decision = self.ledger.reserve(prompt.render(), self.max_output_tokens)
         if not decision.allowed:
-            error = None
-            if decision.code == "UNAVAILABLE":
-                trace.append(LEDGER_UNAVAILABLE)
-                error = f"budget ledger unavailable: {self.ledger.error or 'unknown error'}"
-            trace.append(BUDGET_EXHAUSTED)
-            text = self.packs.message(loc, "budget_exhausted")
-            yield text
-            yield Answer(
-                text=text,
-                code=BUDGET_EXHAUSTED,
-                trace=tuple(trace),
-                locale=loc,
-                sources=sources,
-                error=error,
-                **extras,
-            )
+            refused = self._budget_refusal(decision, trace, loc, sources, extras)
+            yield refused.text
+            yield refused
             return
         assert decision.reservation is not None
         reservation = decision.reservation
@@ -627,13 +614,7 @@ class Runner:
         code = ok_code
         stream: ModelStream | None = None
         model: Model | None = None
-        state: dict[str, Any] = {
-            "error": None,
-            "no_answer": False,
-            "unavailable": None,
-            "capped": False,
-            "output_bytes": 0,
-        }
+        state = new_stream_state()
         cost = reservation.amount
         # Everything from building the model to the last piece is inside this try: the
         # reservation is settled whatever happens (a model that raises anything, a gate
@@ -652,38 +633,95 @@ class Runner:
                 gate = self._gate_factory([s.text for s in sources], self.packs, loc, stream.cancel)
                 capped = _capped(stream, self.max_output_tokens, state)
                 for ev in gate.stream(_guarded(stream, capped, state)):
-                    if ev.kind == "released":
-                        pieces.append(ev.text)
-                        yield ev.text
-                    elif ev.kind == "stop":
+                    text, code = self._gate_event(ev, pieces, trace, loc, code)
+                    if ev.kind == "stop":
                         stream.cancel()
-                        trace.append(f"{GATE_STOP}:{ev.reason}")
-                        msg = ev.message or self.packs.message(loc, "gate_stop")
-                        msg = ("\n\n" if pieces else "") + msg
-                        pieces.append(msg)
-                        yield msg
-                        code = GATE_STOP
+                    if text is not None:
+                        yield text
+                    if ev.kind == "stop":
                         break
-                    elif ev.kind == "truncated":
-                        trace.append(TRUNCATED)
-                        msg = ev.message or self.packs.message(loc, "truncated")
-                        msg = ("\n\n" if pieces else "") + msg
-                        pieces.append(msg)
-                        yield msg
-                        code = TRUNCATED
             except ModelError as exc:
                 state["error"] = str(exc)
                 if isinstance(exc, ModelUnavailableError):
                     state["unavailable"] = exc
         finally:
             cost = self._settle(reservation, prompt, stream, state, trace)
+        text, answer = self._outcome(state, pieces, code, trace, loc, sources, cost, model, extras)
+        if text is not None:
+            yield text
+        yield answer
+
+    # The steps of a model call that the synchronous and the async turn share
+    # (``guardlex.runner.aio``): what a budget refusal says, what each gate event
+    # adds, and how the turn ends.
+    def _budget_refusal(
+        self,
+        decision: Any,
+        trace: list[str],
+        loc: str,
+        sources: tuple[Source, ...],
+        extras: dict[str, Any],
+    ) -> Answer:
+        error = None
+        if decision.code == "UNAVAILABLE":
+            trace.append(LEDGER_UNAVAILABLE)
+            error = f"budget ledger unavailable: {self.ledger.error or 'unknown error'}"
+        trace.append(BUDGET_EXHAUSTED)
+        text = self.packs.message(loc, "budget_exhausted")
+        return Answer(
+            text=text,
+            code=BUDGET_EXHAUSTED,
+            trace=tuple(trace),
+            locale=loc,
+            sources=sources,
+            error=error,
+            **extras,
+        )
+
+    def _gate_event(
+        self, ev: Any, pieces: list[str], trace: list[str], loc: str, code: str
+    ) -> tuple[str | None, str]:
+        """One gate event: the text the reader gets now (None: nothing) and the code.
+
+        A released sentence is shown as is; a stop or a truncation shows the fixed text
+        (after a blank line when sentences came before). The caller cancels the model's
+        stream and stops reading on a ``stop``.
+        """
+        if ev.kind == "released":
+            pieces.append(ev.text)
+            return ev.text, code
+        if ev.kind == "stop":
+            trace.append(f"{GATE_STOP}:{ev.reason}")
+            msg = ev.message or self.packs.message(loc, "gate_stop")
+        elif ev.kind == "truncated":
+            trace.append(TRUNCATED)
+            msg = ev.message or self.packs.message(loc, "truncated")
+        else:
+            return None, code
+        msg = ("\n\n" if pieces else "") + msg
+        pieces.append(msg)
+        return msg, GATE_STOP if ev.kind == "stop" else TRUNCATED
+
+    def _outcome(
+        self,
+        state: dict[str, Any],
+        pieces: list[str],
+        code: str,
+        trace: list[str],
+        loc: str,
+        sources: tuple[Source, ...],
+        cost: int,
+        model: Model | None,
+        extras: dict[str, Any],
+    ) -> tuple[str | None, Answer]:
+        """How a model call ends: a fixed text still to show (None: none), the Answer."""
+        text: str | None = None
         if state["capped"]:
             trace.append(OUTPUT_CAPPED)
         if state["no_answer"]:
             trace.append(MODEL_NO_ANSWER)
             text = self.packs.message(loc, "below_threshold")
             pieces = [text]
-            yield text
             code = MODEL_NO_ANSWER
         elif state["error"] is not None:
             trace.append(MODEL_ERROR)
@@ -691,11 +729,10 @@ class Runner:
                 # Never the truncation notice: nothing was cut, nothing came.
                 text = self.packs.message(loc, MODEL_ERROR_MESSAGE)
                 pieces = [text]
-                yield text
             code = MODEL_ERROR
         if code == ANSWERED:
             trace.append(ANSWERED)
-        yield Answer(
+        return text, Answer(
             text="".join(pieces),
             code=code,
             trace=tuple(trace),
@@ -787,6 +824,72 @@ class Runner:
         return cost
 
 
+def new_stream_state() -> dict[str, Any]:
+    """The bookkeeping of one model call (errors, NO_ANSWER, the cap, bytes received)."""
+    return {
+        "error": None,
+        "no_answer": False,
+        "unavailable": None,
+        "capped": False,
+        "output_bytes": 0,
+    }
+
+
+def cap_piece(piece: object, limit: int, state: dict[str, Any]) -> tuple[str, bool]:
+    """The part of ``piece`` within ``limit`` output bytes, and whether the bound was
+    reached (then the stream must be cancelled). A piece that is not text is a model
+    error."""
+    if not isinstance(piece, str):
+        raise ModelError(f"the model stream produced a {type(piece).__name__}, not text")
+    n = utf8_tokens(piece)
+    room = limit - state["output_bytes"]
+    if n > room:
+        head = piece.encode("utf-8", "surrogatepass")[: max(0, room)]
+        part = head.decode("utf-8", "ignore")
+        state["output_bytes"] += utf8_tokens(part)
+        state["capped"] = True
+        return part, True
+    state["output_bytes"] += n
+    return piece, False
+
+
+class NoAnswerCheck:
+    """Holds the model's first characters until they cannot be NO_ANSWER any more."""
+
+    def __init__(self) -> None:
+        self.buf = ""
+        self.deciding = True
+        self.no_answer = False
+
+    def feed(self, piece: str) -> str:
+        """What to pass on now ("" while deciding, and for a NO_ANSWER)."""
+        if not self.deciding:
+            return piece
+        self.buf += piece
+        head = self.buf.lstrip()
+        if len(head) < len(NO_ANSWER_TOKEN) and NO_ANSWER_TOKEN.startswith(head):
+            return ""
+        self.deciding = False
+        if head.startswith(NO_ANSWER_TOKEN):
+            self.no_answer = True
+            return ""
+        return self.buf
+
+    def finish(self) -> str:
+        """What was still held when the stream ended."""
+        return self.buf if self.deciding else ""
+
+
+def model_failed(exc: BaseException, state: dict[str, Any]) -> None:
+    """Record a model's exception in the call's state (never raised to the reader)."""
+    if isinstance(exc, ModelError):
+        state["error"] = str(exc)
+        if isinstance(exc, ModelUnavailableError):
+            state["unavailable"] = exc
+    else:
+        state["error"] = f"the model stream failed: {type(exc).__name__}: {exc}"
+
+
 def _capped(stream: ModelStream, limit: int, state: dict[str, Any]) -> Iterator[str]:
     """The model's pieces, cut at ``limit`` output tokens counted as UTF-8 bytes.
 
@@ -796,21 +899,13 @@ def _capped(stream: ModelStream, limit: int, state: dict[str, Any]) -> Iterator[
     not text is a model error.
     """
     for piece in stream:
-        if not isinstance(piece, str):
-            raise ModelError(f"the model stream produced a {type(piece).__name__}, not text")
-        n = utf8_tokens(piece)
-        room = limit - state["output_bytes"]
-        if n > room:
-            head = piece.encode("utf-8", "surrogatepass")[: max(0, room)]
-            part = head.decode("utf-8", "ignore")
-            state["output_bytes"] += utf8_tokens(part)
-            state["capped"] = True
+        part, full = cap_piece(piece, limit, state)
+        if full:
             stream.cancel()
             if part:
                 yield part
             return
-        state["output_bytes"] += n
-        yield piece
+        yield part
 
 
 def _guarded(stream: ModelStream, pieces: Iterator[str], state: dict[str, Any]) -> Iterator[str]:
@@ -821,28 +916,18 @@ def _guarded(stream: ModelStream, pieces: Iterator[str], state: dict[str, Any]) 
     model's judgement can only add a refusal, never turn one into an answer. Any other
     exception from a model (a third-party client's bug) is a model error too.
     """
-    buf = ""
-    deciding = True
+    check = NoAnswerCheck()
     try:
         for piece in pieces:
-            if not deciding:
-                yield piece
-                continue
-            buf += piece
-            head = buf.lstrip()
-            if len(head) < len(NO_ANSWER_TOKEN) and NO_ANSWER_TOKEN.startswith(head):
-                continue
-            deciding = False
-            if head.startswith(NO_ANSWER_TOKEN):
+            out = check.feed(piece)
+            if check.no_answer:
                 state["no_answer"] = True
                 stream.cancel()
                 return
-            yield buf
-        if deciding and buf:
-            yield buf
-    except ModelError as exc:
-        state["error"] = str(exc)
-        if isinstance(exc, ModelUnavailableError):
-            state["unavailable"] = exc
+            if out:
+                yield out
+        rest = check.finish()
+        if rest:
+            yield rest
     except Exception as exc:
-        state["error"] = f"the model stream failed: {type(exc).__name__}: {exc}"
+        model_failed(exc, state)
