@@ -106,10 +106,15 @@ _SPLIT_MAX, _WORD_MAX = 400, 24
 def _unspace_split(text: str, words: Collection[str]) -> str:
     """Join spaced-out runs and split each back into ``words`` where it has several."""
 
-    def repl(m: object) -> str:
-        run = str(m.group(0))  # type: ignore[attr-defined]
+    def one(run: str) -> str:
         blob = "".join(p for p in S._re(_SEP).split(run, timeout=S.timeout_for(run)) if p)
         return _word_break(blob, words) if len(blob) <= _SPLIT_MAX else blob
+
+    def repl(m: object) -> str:
+        run = str(m.group(0))  # type: ignore[attr-defined]
+        # a hyphen standing alone between spaced-out letters was inside a word
+        # ("p e u t - e l l e" -> "peut-elle")
+        return "-".join(one(part) for part in run.split(" - "))
 
     return _sub(_SPACED, repl, text)
 
