@@ -354,3 +354,30 @@ def test_jsonschema_agrees_with_the_built_in_validator(tmp_path: Path) -> None:
         )
         ours = validate(pf.data, schema)
         assert bool(theirs) == bool(ours), (path, theirs[:3], ours[:3])
+
+
+def _v2_concepts(code: str, concepts: dict[str, object]) -> str:
+    import yaml
+
+    doc = {"locale": code, "schema_version": 2, "concepts": concepts}
+    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+
+
+@pytest.mark.parametrize(
+    ("concepts", "words"),
+    [
+        ({"a": {"terms": ["x <b>"]}, "b": {"terms": ["y <a>"]}}, "circle"),
+        ({"a": {"terms": ["x <nope>"]}}, "nope"),
+        ({"a": {"terms": ["(x | y"]}}, "unclosed"),
+    ],
+)
+def test_broken_concepts_are_pack_errors_at_load(
+    write_pack: PackWriter, concepts: dict[str, object], words: str
+) -> None:
+    raw = {
+        "concepts.yaml": _v2_concepts("tx", concepts),
+        "refusal.yaml": _v2("tx", [_v2_rule(templates=["show <a>"])]),
+    }
+    err = _load_error(write_pack("tx", raw=raw))
+    assert words in str(err) and err.path and err.path.endswith("concepts.yaml")
+    assert err.line is not None
