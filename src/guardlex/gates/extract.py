@@ -177,6 +177,7 @@ def _from_sentence(
         for c in an.clauses
     ]
     polar_words = {w for form in vocab.polarity_of for w in form.split()}
+    single_forms = {form for form in vocab.polarity_of if " " not in form}
     pair_words: dict[int, set[str]] = {}
     for form, entries in vocab.polarity_of.items():
         for pair, _ in entries:
@@ -228,6 +229,10 @@ def _from_sentence(
                 names = pair_words.get(p.pair, set()) | set(p.form.split())
                 named = [t for t in tokens if any(_similar(t, w) for w in names)]
                 subject_tokens = [t for t in tokens if t not in named]
+                if named:
+                    # a predicate word of another pair says the same ("mwst_enthalten" and
+                    # "zzgl. MwSt.", "iva_incluido" and "sin IVA"): not a subject word
+                    subject_tokens = [t for t in subject_tokens if t not in single_forms]
                 if not named and p.pair not in polar_pairs:
                     # a field of subject words only ("support"): the predicate's sign
                     subject_tokens = list(tokens)
