@@ -93,8 +93,16 @@ def test_jieba_cache_refuses_a_shared_directory(
     (shared / "jieba").mkdir(parents=True)
     os.chmod(shared / "jieba", 0o777)
     monkeypatch.setenv("GUARDLEX_CACHE_DIR", str(shared))
+    d = W.jieba_cache_dir()  # our own directory: closed to others, then used
+    assert d == shared / "jieba" and stat.S_IMODE(d.stat().st_mode) == 0o700
+    # a link to a directory is never used
+    (tmp_path / "elsewhere" / "jieba").mkdir(parents=True)
+    os.rmdir(shared / "jieba")
+    os.symlink(tmp_path / "elsewhere" / "jieba", shared / "jieba")
     d = W.jieba_cache_dir()
     assert d != shared / "jieba" and W._private(d)
+    os.unlink(shared / "jieba")
+    (shared / "jieba").mkdir()
     # a planted cache file that others may write is refused too
     os.chmod(shared / "jieba", 0o700)
     planted = shared / "jieba" / "jieba.cache"

@@ -124,9 +124,10 @@ def jieba_cache_dir() -> Path:
     user could plant a cache that changes how Chinese is segmented. guardlex uses
     ``jieba`` under its cache directory (``$GUARDLEX_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/guardlex``, else ``~/.cache/guardlex``), created with mode 0700
-    and used only if it is a directory owned by the user that nobody else can read or
-    write. Otherwise (or with ``GUARDLEX_CACHE_DIR=off``) a fresh private temporary
-    directory is used, and the cache is rebuilt once per process.
+    (an existing one of the user's own is set to 0700) and used only if it is a
+    directory owned by the user that nobody else can read or write. Otherwise (or with
+    ``GUARDLEX_CACHE_DIR=off``) a fresh private temporary directory is used, and the
+    cache is rebuilt once per process.
     """
     env = os.environ.get("GUARDLEX_CACHE_DIR", "")
     if env.lower() not in ("off", "0", "none"):
@@ -140,6 +141,9 @@ def jieba_cache_dir() -> Path:
         path = base / "jieba"
         with contextlib.suppress(OSError):
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = path.lstat()
+            if stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+                path.chmod(0o700)  # our own directory: close it to others
         if _private(path):
             cache = path / _JIEBA_CACHE
             if not cache.exists() or _private_file(cache):
