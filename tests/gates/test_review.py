@@ -208,7 +208,7 @@ def test_bad_input_is_a_type_error_naming_the_argument(shipped):
         audit(None, ["x"], packs=shipped)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="quotes must be a list of texts, not a str"):
         audit("x", "The plan includes 20 seats.", packs=shipped)
-    # None is a value (SPEC §8): a slot without a number, accepted with such a quote only
+    # None is a value (docs/gates.md): a slot without a number, accepted with such a quote only
     assert not accept("seats", None, "20 seats", "20 seats", packs=shipped).ok
     assert accept("seats", None, "unlimited seats", "unlimited seats", packs=shipped).ok
     with pytest.raises(TypeError, match="documents must be a list"):

@@ -94,8 +94,11 @@ class Forbidden:
             return None
         if subject and contacts:
             return contacts[0]
-        if subject and charge and not self._product_price(norm, words):
+        product = bool(money) and self._product_price(norm, words)
+        if subject and charge and not product:
             return money[0]
+        if product and not contacts:
+            return None  # a price list ("they charge 8 EUR per seat"), not a person's rate
         if self.route is not None:
             route: Any = self.route(plain)
             if getattr(route, "kind", None) == "refuse" and route.category in CATEGORIES:
