@@ -295,3 +295,28 @@ def test_sqlite_store_still_opens_by_path(tmp_path: Path, fake_packs) -> None:
     path = tmp_path / "s.sqlite"
     build_store(TINY_SITE, path, packs=fake_packs).close()
     assert isinstance(open_store(str(path)), Store)
+
+
+@pg
+def test_ask_keeps_the_budget_in_the_sites_database(
+    pg_url: str, fake_packs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from guardlex.cli import main
+
+    build_store(TINY_SITE, pg_url, packs=fake_packs).close()
+    q = "How did the semantic cache reuse answers?"
+    argv = ["ask", q, "--store", pg_url, "--ledger", pg_url, "--locale", "en", "--json"]
+    assert main([*argv, "--monthly-cap", "10"]) == 0
+    assert json.loads(capsys.readouterr().out)["code"] == "BUDGET_EXHAUSTED"
+    assert main([*argv, "--client", "203.0.113.7"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["code"] == "ANSWERED" and "RATE_LIMIT_UNAVAILABLE" not in out["trace"]
+    spent, reserved = PgBudgetLedger(pg_url, monthly_cap=1).usage()
+    assert spent == out["cost_tokens"] > 0 and reserved == 0
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT key, count FROM gl_rate_counters ORDER BY win").fetchall()
+    assert rows and all(r == ("203.0.113.7", 1) for r in rows)
