@@ -27,7 +27,7 @@ from typing import Any
 import regex
 
 from guardlex.gates._text import TIMEOUT, Value, normalise
-from guardlex.gates._vocab import PhraseMatcher, Vocab, runs, words_of
+from guardlex.gates._vocab import PhraseMatcher, Vocab, words_of
 from guardlex.gates.faith.money import _money_at, _money_before, _skip_space
 from guardlex.gates.types import PacksLike
 
@@ -72,8 +72,10 @@ class Forbidden:
             norm = normalise(str(name))
             names.append(norm)
             names.extend(part for part in norm.split() if len(part) >= 3)
-        self.subject_m = PhraseMatcher([*pronouns, *names], proclitics)
-        self.charge_m = PhraseMatcher(charge, proclitics)
+        # one scan finds both kinds of phrase: the subject's words and the charge words
+        self.subject_words = frozenset([*pronouns, *names])
+        self.charge_words = frozenset(charge)
+        self.matcher = PhraseMatcher([*self.subject_words, *self.charge_words], proclitics)
         self.route = getattr(packs, "route", None)
 
     def check(self, plain: str, norm: str, found: Sequence[Value]) -> tuple[int, int] | None:
@@ -83,26 +85,26 @@ class Forbidden:
         # a phone number has at least 8 digits (a cheap test before the pattern runs)
         if "+" in norm or sum(len(v.text) for v in numbers) >= 8:
             contacts.extend(_phones(norm))
-        money = [(v.start, v.end) for v in numbers if self._money(norm, v)]
-        if not contacts and not money:
+        money = next(((v.start, v.end) for v in numbers if self._money(norm, v)), None)
+        if not contacts and money is None:
             return None
         words = words_of(norm)
-        run = runs(norm, words)
-        subject = bool(self.subject_m.find(norm, words, run))
-        charge = bool(money) and bool(self.charge_m.find(norm, words, run))
+        found_words = {w for _, _, w in self.matcher.find(norm, words)}
+        subject = not found_words.isdisjoint(self.subject_words)
+        charge = money is not None and not found_words.isdisjoint(self.charge_words)
         if not subject and not charge:
             return None
         if subject and contacts:
             return contacts[0]
-        product = bool(money) and self._product_price(norm, words)
+        product = money is not None and self._product_price(norm, words)
         if subject and charge and not product:
-            return money[0]
+            return money
         if product and not contacts:
             return None  # a price list ("they charge 8 EUR per seat"), not a person's rate
         if self.route is not None:
             route: Any = self.route(plain)
             if getattr(route, "kind", None) == "refuse" and route.category in CATEGORIES:
-                return (contacts or money)[0]
+                return contacts[0] if contacts else money
         return None
 
     @staticmethod
