@@ -9,6 +9,9 @@ left out, as the issue says, and so are the few items in ``LABEL_GAPS``.
     python benchmarks/eval_first_person.py            # with the locale given, and without
     python benchmarks/eval_first_person.py --misses es   # print the errors of one language
 
+"quoted"/"flagged": the ``quoted_only`` items (first person only inside quotation marks
+or a title: quoted speech, not the writer) and the share still reported as first person.
+
 Figures are printed per language; ``tests/rules/test_first_person_ud.py`` asserts the
 thresholds (recall >= 0.90, precision >= 0.98; Arabic recall >= 0.75).
 """
@@ -65,6 +68,19 @@ def load_items(name: str, data: Path = DATA) -> list[dict[str, Any]]:
     ]
 
 
+def load_quoted(name: str, data: Path = DATA) -> list[dict[str, Any]]:
+    """The ``quoted_only`` items: first person only inside quotation marks or a title."""
+    path = data / f"first_person_ud_{name}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [r for r in rows if r.get("quoted_only")]
+
+
+def flagged(packs: Any, items: list[dict[str, Any]]) -> float:
+    """Share of ``items`` in which ``first_person`` (locale given) finds a word."""
+    hits = sum(1 for r in items if packs.first_person(r["text"], locale=r["locale"]))
+    return hits / len(items) if items else 0.0
+
+
 def score(packs: Any, items: list[dict[str, Any]], with_locale: bool) -> Score:
     """Count hits and misses of ``packs.first_person`` over ``items``."""
     s = Score()
@@ -97,14 +113,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"missing external data: {args.data}", file=sys.stderr)
         return 2
     packs = load_packs()
-    print(f"{'set':8} {'n':>5}  {'P(locale)':>9} {'R(locale)':>9}  {'P(auto)':>8} {'R(auto)':>8}")
+    print(
+        f"{'set':8} {'n':>5}  {'P(locale)':>9} {'R(locale)':>9}  {'P(auto)':>8} {'R(auto)':>8}"
+        f"  {'quoted':>6} {'flagged':>7}"
+    )
     for name in args.sets:
         items = load_items(name, args.data)
         given = score(packs, items, True)
         auto = score(packs, items, False)
+        quoted = load_quoted(name, args.data)
         print(
             f"{name:8} {len(items):5}  {given.precision:9.3f} {given.recall:9.3f}"
             f"  {auto.precision:8.3f} {auto.recall:8.3f}"
+            f"  {len(quoted):6} {flagged(packs, quoted):7.3f}"
         )
         if args.misses == name:
             for kind, text, word in given.errors:

@@ -25,6 +25,7 @@ A test compares the committed file with this script's output.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
@@ -52,6 +53,14 @@ def seed() -> tuple[list[str], list[str], list[str], dict[str, list[str]]]:
         list(data.get("exceptions") or ()),
         {k: list(examples.get(k) or ()) for k in ("match", "no_match")},
     )
+
+
+def quotes() -> list[tuple[str, str]]:
+    """Quotation-mark pairs from ``first_person_seed`` of locale.yaml."""
+    from guardlex.rules.locale_info import load_locale_info
+
+    data = load_locale_info(LOCALE_DIR).first_person_seed
+    return [(str(a), str(b)) for a, b in data.get("quotes") or ()]
 
 
 # Conjugation method -> positions of (1st singular, 1st plural) in its output.
@@ -221,6 +230,13 @@ def generate() -> str:
         yaml_list(forms),
         "exceptions:",
         yaml_list(exceptions),
+        "# quotation marks [opening, closing]: first person inside a closed quotation is",
+        "# quoted speech or a title, not the writer speaking (guardlex.rules.first_person)",
+        "quotes:",
+        *(
+            f"  - [{json.dumps(a, ensure_ascii=False)}, {json.dumps(b, ensure_ascii=False)}]"
+            for a, b in quotes()
+        ),
         "examples:",
         "  match:",
         yaml_list(examples["match"], "    "),

@@ -24,7 +24,8 @@ hand. Sources, all in the ``tools`` extra (never at run time):
 * ru: pymorphy3 with its OpenCorpora dictionary. The verbs among the ``RU_WORDS`` most
   frequent words in wordfreq give the lemmas; every first-person form of their lexemes
   (present/future, 1pl imperative "пойдём") is kept when every parse pymorphy3 gives it
-  with a score of at least ``RU_MIN_SCORE`` is a first-person verb form.
+  with a score of at least ``RU_MIN_SCORE`` is a first-person verb form (or the short
+  passive participle a 1pl present is always spelled as: устраиваем).
 
 Run ``python tools/gen_first_person.py [es pt ru]`` to rewrite the files, ``--check`` to
 compare them with a fresh build (the test suite does, when the tools are installed).
@@ -192,6 +193,15 @@ def romance(code: str) -> dict[str, Any]:
     }
 
 
+def _ru_first(parse: Any) -> bool:
+    """A first-person verb reading, or the short present passive participle that every
+    1pl present in -ем/-им is also spelled as (устраиваем "is arranged", bookish)."""
+    tag = parse.tag
+    if tag.POS == "VERB":
+        return bool(tag.person == "1per")
+    return bool(tag.POS == "PRTS" and "pres" in tag and "pssv" in tag)
+
+
 def russian() -> dict[str, Any]:
     """First-person verb forms of the frequent Russian words."""
     import pymorphy3
@@ -217,7 +227,7 @@ def russian() -> dict[str, Any]:
     out: set[str] = set()
     for word in candidates:
         parses = [p for p in morph.parse(word) if p.score >= RU_MIN_SCORE]
-        if parses and all(p.tag.POS == "VERB" and p.tag.person == "1per" for p in parses):
+        if parses and all(_ru_first(p) for p in parses):
             norm = normalise(word)
             if norm not in disabled and norm not in listed:
                 out.add(norm)

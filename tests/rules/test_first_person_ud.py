@@ -44,3 +44,9 @@ def _check(packs, name: str, with_locale: bool) -> None:  # type: ignore[no-unty
 @pytest.mark.parametrize("with_locale", [True, False], ids=["locale", "auto"])
 def test_ud_first_person(packs, name: str, with_locale: bool) -> None:  # type: ignore[no-untyped-def]
     _check(packs, name, with_locale)
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_quoted_first_person_is_not_the_writer(packs, name: str) -> None:  # type: ignore[no-untyped-def]
+    # "«Мы просили...», — сказал Сакиб": quoted speech and titles do not count
+    assert eval_fp.flagged(packs, eval_fp.load_quoted(name)) <= 0.05

@@ -17,7 +17,10 @@ A locale's ``first_person.yaml`` (and the ``first_person.generated.yaml`` a tool
 * ``as_written``: entries that count only when the text spells them exactly so, accents
   kept (normalisation strips them): Spanish "trabajo" (I work) but not "trabajó" (she
   worked), "trabajé" (I worked) but not "trabaje" (that she work);
-* ``exceptions``: spans in which no entry counts (Chinese 自我, English "the US").
+* ``exceptions``: spans in which no entry counts (Chinese 自我, English "the US");
+* ``quotes``: [opening, closing] quotation marks: a word inside a closed quotation is
+  quoted speech or a title (“Why I Left”, «Рыба моей мечты»), not the writer speaking,
+  and does not count.
 
 Plain entries and context groups are word tables looked up token by token (the cost does
 not grow with the thousands of generated forms); the few other entries (Han, elisions)
@@ -145,6 +148,9 @@ def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
     every = [*plain, *(w for c in contexts for w in c["words"])]
     tables = {
         "as_written": _spellings(fp.get("as_written") or ()),
+        "quotes": sorted(
+            {(_literal(a), _literal(b)) for a, b in (tuple(q) for q in fp.get("quotes") or ())}
+        ),
         "proclitics": sorted({_literal(p) for p in fp.get("proclitics") or ()} - {""}),
         "pronouns": sorted({w for w in (_literal(x) for x in fp.get("pronouns") or ()) if w}),
         "words": sorted(set(plain)),
@@ -160,8 +166,11 @@ class _Matcher:
     def __init__(self, tables: Mapping[str, Any]) -> None:
         self.words = frozenset(tables.get("words") or ())
         self.max_words = int(tables.get("max_words") or 0)
+        self.exceptions: regex.Pattern[str] | None = None
         self.as_written = {k: frozenset(v) for k, v in (tables.get("as_written") or {}).items()}
         self.proclitics = tuple(tables.get("proclitics") or ())
+        self.quotes = tuple((a, b) for a, b in tables.get("quotes") or () if a and b)
+        self.quote_marks = frozenset(ch for pair in self.quotes for m in pair for ch in m)
         #: entries a particle may join when shorter than 4 letters (pronouns: وأنا);
         #: لاري "Larry" is not ل + أرى "I see"
         self.short_joinable = frozenset(tables.get("pronouns") or ())
@@ -251,6 +260,26 @@ class _State(Protocol):
     ) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]: ...
 
 
+def quoted_spans(flat: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[int, int]]:
+    """Spans of closed quotations in ``flat``: from an opening mark to the first closing
+    mark of its pair after it. An unclosed quotation hides nothing."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        best: tuple[int, int] | None = None  # (start, end) of the earliest closed pair
+        for open_, close in pairs:
+            i = flat.find(open_, pos)
+            if i < 0 or (best is not None and i >= best[0]):
+                continue
+            j = flat.find(close, i + len(open_))
+            if j >= 0:
+                best = (i, j + len(close))
+        if best is None:
+            return out
+        out.append(best)
+        pos = best[1]
+
+
 def _written_ok(
     matcher: _Matcher, flat: str, span: tuple[int, int], text: str, offsets: list[Any]
 ) -> bool:
@@ -277,6 +306,10 @@ def _matcher(state: _State) -> _Matcher:
     m = state.__dict__.get("_fp_matcher")
     if m is None:
         m = _Matcher(state.first_person_words)
+        # the state compiles its exceptions only with a non-empty entry regex; the
+        # token tables need them too
+        source = str(getattr(state, "exception_source", "(?!)"))
+        m.exceptions = None if source == "(?!)" else regex.compile(source)
         state.__dict__["_fp_matcher"] = m
     return m
 
@@ -317,8 +350,11 @@ def find(
             if not found:
                 continue
             blocked: list[tuple[int, int]] = []
+            fx = fx if fx is not None else matcher.exceptions
             if fx is not None:
                 blocked = [m.span() for m in fx.finditer(flat, overlapped=True, timeout=timeout)]
+            if matcher.quotes and not matcher.quote_marks.isdisjoint(flat):
+                blocked.extend(quoted_spans(flat, matcher.quotes))
             for s, e in sorted(found):
                 if any(bs <= s and e <= be for bs, be in blocked):
                     continue

@@ -290,7 +290,7 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
         data.stopwords.difference_update(disabled)
     elif pf.kind == "first_person":
         fp = data.first_person
-        for key in ("pronouns", "verb_forms", "exceptions", "as_written"):
+        for key in ("pronouns", "verb_forms", "exceptions", "as_written", "quotes"):
             words = fp.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
             fp[key] = [w for w in words if w not in disabled]
