@@ -286,6 +286,15 @@ def _run(args: argparse.Namespace) -> int:
         print("guardlex serve: warming up (compiling the rules)…", file=sys.stderr)
         runner.warm_up()  # type: ignore[attr-defined]
     app = create_app(runner, rate_limiter=limiter, settings=settings)  # type: ignore[arg-type]
+    from guardlex.runner.models import is_loopback
+
+    if not is_loopback(f"http://{args.host}/") and not args.trusted_proxy:
+        print(
+            f"guardlex serve: listening on {args.host}, not loopback: readers connect "
+            "directly (rate limits key on their addresses); behind a reverse proxy, pass "
+            "--trusted-proxy ADDR",
+            file=sys.stderr,
+        )
     print(f"guardlex serve: http://{args.host}:{args.port}/", file=sys.stderr)
     uvicorn.run(
         app,
