@@ -14,16 +14,18 @@ from guardlex.gates._text import (
     check_size,
     normalise,
     require_str,
+    values,
 )
+from guardlex.gates._vocab import Vocab, vocab_for
 from guardlex.gates.extract import extract_facts
-from guardlex.gates.faith.accept import accept
+from guardlex.gates.faith.accept import accept, value_tokens
 from guardlex.gates.faith.common import (
     MAX_NAME_CHARS,
     UNLIMITED,
     _packs,
-    _value_tokens,
     documents_of,
 )
+from guardlex.gates.numerals import with_numerals
 from guardlex.gates.types import (
     CONFLICT,
     HIT_BUT_UNANSWERABLE,
@@ -72,16 +74,32 @@ def in_force(documents: Sequence[Evidence], now: date | None = None) -> list[Evi
     return out
 
 
-def _value_key(value: Any) -> str:
-    # no number: null with an "unlimited"/"not applicable" quote, or "unlimited" itself
-    if value is None or (isinstance(value, str) and normalise(value) == UNLIMITED):
-        return "none"
-    tokens = _value_tokens(value)
-    if tokens is not None and len(tokens) == 1:
-        return "number:" + min(tokens[0])
+def _value_keys(value: Any, vocab: Vocab) -> frozenset[str]:
+    """The comparable readings of a value; two values agree when they share one
+    (``"1.500"`` may be 1500 or 1.5; ``"20 seats"`` is 20; ``None``, ``"unlimited"`` and
+    ``"not applicable"`` all say the slot has no number)."""
     if isinstance(value, bool):
-        return f"bool:{value}"
-    return "text:" + normalise(str(value))
+        return frozenset({f"bool:{value}"})
+    if value is None:
+        return frozenset({"none"})
+    norm = normalise(str(value)).strip()
+    if norm == UNLIMITED or (isinstance(value, str) and _only_no_number(norm, vocab)):
+        return frozenset({"none"})
+    tokens = value_tokens(value, vocab)
+    if tokens is None and isinstance(value, str):
+        found = [
+            v for v in with_numerals(norm, values(norm), vocab, min_han=1) if v.kind == "number"
+        ]
+        if len(found) == 1:
+            tokens = [found[0].keys]
+    if tokens is not None and len(tokens) == 1:
+        return frozenset("number:" + k for k in tokens[0])
+    return frozenset({"text:" + norm})
+
+
+def _only_no_number(norm: str, vocab: Vocab) -> bool:
+    hits = vocab.unlimited_m.find(norm) + vocab.not_applicable_m.find(norm)
+    return len(hits) == 1 and hits[0][0] == 0 and hits[0][1] == len(norm)
 
 
 def resolve(
@@ -133,10 +151,20 @@ def resolve(
     ]
     if not good:
         return Resolution(field, HIT_BUT_UNANSWERABLE)
-    distinct: dict[str, Any] = {}
+    vocab = vocab_for(the_packs)
+    groups: list[tuple[set[str], list[tuple[frozenset[str], Any]]]] = []
     for f in good:
-        distinct.setdefault(_value_key(f.value), f.value)
-    if len(distinct) > 1:
-        return Resolution(field, CONFLICT, None, tuple(distinct.values()), tuple(good))
-    value = next(iter(distinct.values()))
+        keys = _value_keys(f.value, vocab)
+        for seen, members in groups:
+            if seen & keys:
+                seen &= keys  # "1.500" then "1500": they agree on 1500
+                members.append((keys, f.value))
+                break
+        else:
+            groups.append((set(keys), [(keys, f.value)]))
+    # each group's value: one that says exactly what the group agreed on (1500, not 1.500)
+    chosen = [next((v for k, v in m if k == seen), m[0][1]) for seen, m in groups]
+    if len(chosen) > 1:
+        return Resolution(field, CONFLICT, None, tuple(chosen), tuple(good))
+    value = chosen[0]
     return Resolution(field, OK, value, (value,), tuple(good))
