@@ -50,6 +50,10 @@ def packs():  # type: ignore[no-untyped-def]
 
 
 CASES = {
+    "de": (
+        ["Arbeite seit Jahren remote.", "Bin gerade in Berlin.", "Habe das System entworfen."],
+        ["Er sagte, er arbeite seit Jahren remote.", "Er habe das System entworfen, sagte sie."],
+    ),
     "es": (
         [
             "Trabajé tres años en Quillmark.",
