@@ -147,6 +147,18 @@ def _word_break(blob: str, words: Collection[str]) -> str:
 _APOSTROPHE_GAP = r" ?(['’]) ?"
 
 
+def _collapse_unknown(text: str, words: Collection[str]) -> str:
+    """Double letters to one, in the words that are not in ``words`` ("priice")."""
+
+    def repl(m: object) -> str:
+        token = str(m.group(0))  # type: ignore[attr-defined]
+        if token in words:
+            return token
+        return _sub(_REPEAT_ALL, r"\1", token)
+
+    return _sub(_TOKEN, repl, text)
+
+
 def _unspace_keep(text: str, keep_last: bool) -> str:
     """Join spaced-out runs of four or more but keep the last (or first) one apart."""
 
@@ -226,7 +238,8 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
     * digits and symbols for letters (``pr1ce``, ``pr!ce``, ``$alary``; ``1`` read as
       ``i`` and, in a second variant, as ``l``);
     * repeated letters (``priiice``: runs of three or more to one letter, and to two
-      for words like "fee"; and every double letter to one);
+      for words like "fee"; with ``words``, double letters to one in the words that
+      are not among them, ``priice``);
     * the Devanagari nukta removed (``strip_nukta``);
     * with ``words``: Latin words spelled in Cyrillic or Greek look-alikes
       (``confusable_fold``);
@@ -309,7 +322,8 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
     if S._re(_REPEAT_ALL).search(base, timeout=S.timeout_for(base)):
         add(_sub(_REPEAT_3, r"\1", base))
         add(_sub(_REPEAT_3, r"\1\1", base))
-        add(_sub(_REPEAT_ALL, r"\1", base))
+        if words is not None:
+            add(_collapse_unknown(base, words))
         every = _sub(_REPEAT_3, r"\1\1", every)
     elif every is not base:
         every = _sub(_REPEAT_3, r"\1\1", every)
