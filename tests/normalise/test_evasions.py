@@ -151,6 +151,16 @@ def test_fillers_inside_a_word(loc: str, blank: str) -> None:
     _refused_as_plain(loc, disguised)  # ... and the other reading is a variant
 
 
+@pytest.mark.parametrize("loc", SPACED)
+@pytest.mark.parametrize("blank", ["\u3164", "\u2800"])
+def test_fillers_as_spaces_and_inside_a_word_at_once(loc: str, blank: str) -> None:
+    text, key = PLAIN[loc]
+    disguised = text.replace(key, _middle(key, blank), 1)
+    first = disguised.index(" ")
+    disguised = disguised[:first] + blank + disguised[first + 1 :]
+    _refused_as_plain(loc, disguised)
+
+
 _SMALL_CAPS = dict(zip("abcdefghijklmnopqrstuvwyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ", strict=True))
 _ARMENIAN = {"o": "օ", "h": "հ", "n": "ո", "u": "ս", "g": "ց", "q": "զ"}
 _CHEROKEE = {"a": "Ꭺ", "e": "Ꭼ", "i": "Ꭵ", "r": "Ꭱ", "s": "Ꮪ", "t": "Ꭲ", "c": "Ꮯ", "p": "Ꮲ"}

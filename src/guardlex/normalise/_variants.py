@@ -20,6 +20,7 @@ import html
 import urllib.parse
 from collections.abc import Callable, Collection
 from functools import cache
+from itertools import pairwise
 
 import regex
 
@@ -217,6 +218,27 @@ def _other_fillers(text: str) -> str | None:
     return marked.replace(T.FILLER_MARK, "" if blanks > gaps else " ")
 
 
+def _fillers_by_words(text: str, words: Collection[str]) -> str | None:
+    """Each filler read on its own: nothing where the letters on both sides join into
+    one of ``words`` and are not both words themselves ("char\u3164ge"), a space
+    elsewhere ("how\u3164much")."""
+    marked = text.translate(T.visible_map())
+    if T.FILLER_MARK not in marked:
+        return None
+    parts = marked.split(T.FILLER_MARK)
+    out = [parts[0]]
+    for left, right in pairwise(parts):
+        a = S._re(r"[\p{L}\p{M}]+$").search(left, timeout=S.timeout_for(left))
+        b = S._re(r"^[\p{L}\p{M}]+").search(right, timeout=S.timeout_for(right))
+        join = False
+        if a and b:
+            lw, rw = normalise(a.group(0)), normalise(b.group(0))
+            join = lw + rw in words and not (lw in words and rw in words)
+        out.append("" if join else " ")
+        out.append(right)
+    return "".join(out)
+
+
 def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]:
     """The normalised question, then its distinct de-obfuscated variants.
 
@@ -226,7 +248,8 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
     * HTML entities and percent-encoding (``&#x70;rice``, ``%70rice``);
     * a ZWNJ inside a Persian or Arabic word (the joined reading: قی‌مت -> قیمت);
     * a line break inside a word (``pri\\nce``);
-    * Hangul fillers or braille blanks read the other way (space <-> nothing);
+    * Hangul fillers or braille blanks read the other way (space <-> nothing), and,
+      with ``words``, each on its own (nothing where it splits a known word);
     * letters spaced out (``p r i c e``, ``p.r.i.c.e``; ``价 格``, ``价·格``), also
       with the last or first single letter of a long run kept apart (it may be a word);
       a whole question spaced out with wider gaps between its words
@@ -287,6 +310,10 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
         other = _other_fillers(text)
         if other is not None:
             add(normalise(other))
+        if words is not None:
+            each = _fillers_by_words(text, words)
+            if each is not None:
+                add(normalise(each))
     every = normalise(raw) if raw is not visible else base
     han = bool(base) and max(base) >= _HAN_FIRST
     ascii_plain = base.isascii() and not any(c in base for c in _ASCII_SIGNS)
