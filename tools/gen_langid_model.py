@@ -8,17 +8,20 @@ numpy and no runtime dependency, and behaves the same whatever extras are instal
 * languages: ``LANGUAGES`` (the shipped locales plus other frequent ones, so a new
   locale folder for one of them is identified without new data);
 * features: py3langid walks an Aho-Corasick DFA; at each byte it counts the longest
-  feature that ends there. The feature strings are recovered from the DFA (breadth-first:
-  a state's string is the shortest path to it), so guardlex can count the same features
-  with a dict lookup per byte and length (``guardlex.langid.ngram`` checks the identity);
+  feature that ends there. The state strings are recovered from the DFA (breadth-first:
+  a state's string is the shortest path to it) and the automaton is stored sparsely
+  (parent, byte, failure link, output per state), so guardlex walks the same automaton
+  with a dict (``tests/langid`` checks that the counts equal py3langid's);
 * pruning: a feature whose log-probabilities differ by less than ``PRUNE`` over the kept
   languages cannot change a decision between them much, and is left out;
 * weights: log-probabilities (float16 in py3langid) stored as int16 of ``SCALE`` times
   the value, so the runtime reads them with ``array("h")`` and needs no numpy.
 
 File layout (after LZMA): one JSON header line ``{"languages", "prior", "features",
-"max_len", "scale", "source"}``, then ``features`` records of ``len:uint8, bytes``,
-then ``features * len(languages)`` little-endian int16 weights, row-major.
+"states", "scale", "source", "format": 2}``, then per state (breadth-first order) the
+parent (int32), last byte (uint8), failure link (int32) and output feature (int32, -1
+for none), each as one array, then ``features * len(languages)`` little-endian int16
+weights, row-major.
 
 Run ``python tools/gen_langid_model.py`` (needs ``pip install py3langid==0.4.0``: it pins
 numpy>=2, which the ``tools`` extra's hazm pin forbids, so it is its own extra,
@@ -72,26 +75,48 @@ def build() -> bytes:
                     nxt.append(t)
         frontier = nxt
     feature: dict[int, bytes] = {}
-    for s, f in enumerate(out):
-        st = strings[s]
+    for st_id, f in enumerate(out):
+        st = strings[st_id]
         if f >= 0 and st is not None and (f not in feature or len(st) < len(feature[f])):
             feature[f] = st
     cols = [classes.index(code) for code in LANGUAGES]
     weights = np.asarray(ptc, dtype=np.float32)[:, cols]
     spread = weights.max(axis=1) - weights.min(axis=1)
     keep = [f for f in sorted(feature) if spread[f] >= PRUNE]
+    new_index = {f: i for i, f in enumerate(keep)}
+    # the automaton: states in breadth-first order (a parent before its children), each
+    # with its parent, its last byte, its failure link (the longest proper suffix that is
+    # a state) and its output (the longest feature ending there, as py3langid counts)
+    order = sorted(range(len(strings)), key=lambda s: (len(strings[s] or b""), strings[s] or b""))
+    new_id = {s: i for i, s in enumerate(order)}
+    by_string = {strings[s]: new_id[s] for s in order}
+    parent, last, fail, output = [], [], [], []
+    for s in order:
+        st = strings[s] or b""
+        parent.append(by_string[st[:-1]] if st else 0)
+        last.append(st[-1] if st else 0)
+        link = 0
+        for k in range(1, len(st)):
+            if st[k:] in by_string:
+                link = by_string[st[k:]]
+                break
+        fail.append(link)
+        output.append(new_index.get(int(out[s]), -1) if out[s] >= 0 else -1)
     header = {
         "languages": list(LANGUAGES),
         "prior": [round(float(pc[c]), 6) for c in cols],
         "features": len(keep),
-        "max_len": max(len(feature[f]) for f in keep),
+        "states": len(order),
         "source": f"py3langid {version('py3langid')} data/model.npz.xz (BSD-3-Clause)",
         "prune": PRUNE,
         "scale": SCALE,
+        "format": 2,
     }
     blob = bytearray(json.dumps(header, sort_keys=True).encode() + b"\n")
-    for f in keep:
-        blob += bytes([len(feature[f])]) + feature[f]
+    blob += np.asarray(parent, dtype="<i4").tobytes()
+    blob += np.asarray(last, dtype="u1").tobytes()
+    blob += np.asarray(fail, dtype="<i4").tobytes()
+    blob += np.asarray(output, dtype="<i4").tobytes()
     assert float(np.abs(weights).max()) * SCALE < 32767
     blob += np.rint(weights[keep] * SCALE).astype("<i2").tobytes()
     # fixed preset and no timestamps: the same input gives the same bytes

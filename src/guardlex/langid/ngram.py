@@ -2,7 +2,8 @@
 
 ``tools/gen_langid_model.py`` writes ``data/ngram.bin.xz``; see its docstring for the
 layout. Features are counted as py3langid counts them: at each byte of the UTF-8 text,
-the longest feature that ends there. A text's score for language ``k`` is
+the longest feature that ends there, found by walking the same Aho-Corasick automaton
+(one dict lookup per byte, plus the failure links). A text's score for language ``k`` is
 ``prior[k] + sum(log1p(count[f]) * weight[f][k])``, and the best score wins.
 Pure Python, no numpy: about 1 µs per byte of text on a laptop core.
 """
@@ -20,6 +21,11 @@ from collections.abc import Sequence
 from importlib import resources
 
 MODEL_FILE = "ngram.bin.xz"
+#: Only the first bytes of a text are scored: beyond ~100 bytes the choice among the
+#: candidates no longer changes (UD: 0.9966 with 120 bytes, 0.9968 with all) and a long
+#: answer costs no more than a sentence.
+MAX_BYTES = 120
+_LOG2 = math.log1p(1)
 
 
 class NgramModel:
@@ -30,22 +36,33 @@ class NgramModel:
         header = json.loads(head)
         self.languages: tuple[str, ...] = tuple(header["languages"])
         self.source: str = header["source"]
-        self.max_len: int = int(header["max_len"])
         self._prior = [float(p) for p in header["prior"]]
         self._scale = float(header["scale"])
         n = int(header["features"])
-        features: dict[bytes, int] = {}
+        states = int(header["states"])
         pos = 0
-        for i in range(n):
-            size = rest[pos]
-            features[rest[pos + 1 : pos + 1 + size]] = i
-            pos += 1 + size
+
+        def ints(code: str, size: int) -> array[int]:
+            nonlocal pos
+            arr = array(code)
+            arr.frombytes(rest[pos : pos + size * states])
+            if sys.byteorder != "little" and size > 1:
+                arr.byteswap()
+            pos += size * states
+            return arr
+
+        parent, last = ints("i", 4), ints("B", 1)
+        self._fail = ints("i", 4)
+        self._out = ints("i", 4)
+        # goto edges of the trie: (state << 8 | byte) -> next state
+        self._goto = {(parent[s] << 8) | last[s]: s for s in range(1, states)}
         weights = array("h")
         weights.frombytes(rest[pos : pos + 2 * n * len(self.languages)])
         if sys.byteorder != "little":
             weights.byteswap()
-        self._features = features
-        self._weights = weights
+        width = len(self.languages)
+        # one column per language: a score is then a sum over C-level maps
+        self._columns = {code: weights[k::width] for k, code in enumerate(self.languages)}
         self._index = {code: i for i, code in enumerate(self.languages)}
 
     @staticmethod
@@ -57,31 +74,39 @@ class NgramModel:
 
     def counts(self, data: bytes) -> dict[int, int]:
         """Feature index -> occurrences (the longest feature ending at each byte)."""
-        features = self._features
-        top = self.max_len
+        goto, fail, output = self._goto, self._fail, self._out
         out: dict[int, int] = {}
-        for end in range(1, len(data) + 1):
-            for size in range(min(top, end), 0, -1):
-                f = features.get(data[end - size : end])
-                if f is not None:
-                    out[f] = out.get(f, 0) + 1
-                    break
+        state = 0
+        for byte in data:
+            nxt = goto.get((state << 8) | byte)
+            while nxt is None and state:
+                state = fail[state]
+                nxt = goto.get((state << 8) | byte)
+            state = nxt or 0
+            f = output[state]
+            if f >= 0:
+                out[f] = out.get(f, 0) + 1
         return out
+
+    def encode_head(self, text: str) -> bytes:
+        """``encode`` of the text's first ``MAX_BYTES`` bytes (enough to tell a language)."""
+        return self.encode(text[:MAX_BYTES])[:MAX_BYTES]
 
     def scores(self, text: str, languages: Sequence[str]) -> dict[str, float]:
         """Log-score of each of ``languages`` the model knows (higher is likelier)."""
-        cols = [(code, self._index[code]) for code in languages if code in self._index]
-        if not cols:
+        codes = [code for code in languages if code in self._index]
+        if not codes:
             return {}
-        width = len(self.languages)
-        w = self._weights
-        sums = [0.0] * len(cols)
-        for f, c in self.counts(self.encode(text)).items():
-            weight = math.log1p(c)
-            base = f * width
-            for j, (_code, k) in enumerate(cols):
-                sums[j] += weight * w[base + k]
-        return {code: self._prior[k] + sums[j] / self._scale for j, (code, k) in enumerate(cols)}
+        counts = self.counts(self.encode_head(text))
+        once = [f for f, c in counts.items() if c == 1]
+        more = [(f, math.log1p(c)) for f, c in counts.items() if c > 1]
+        out = {}
+        for code in codes:
+            col = self._columns[code]
+            total = _LOG2 * sum(map(col.__getitem__, once))
+            total += sum(lw * col[f] for f, lw in more)
+            out[code] = self._prior[self._index[code]] + total / self._scale
+        return out
 
 
 _MODEL: NgramModel | None = None

@@ -315,13 +315,19 @@ def _matcher(state: _State) -> _Matcher:
 
 
 def find(
-    states: Mapping[str, _State], codes: Sequence[str], text: str, timeout: float
+    states: Mapping[str, _State],
+    codes: Sequence[str],
+    text: str,
+    timeout: float,
+    *,
+    locate: bool = True,
 ) -> FirstPersonHit | None:
     """The earliest first-person word of ``text`` in the lexicons of ``codes``.
 
     Matching runs on the plain normalised text and maps offsets only for a hit: the
     sentence gate calls this once per sentence, and almost every sentence has no hit.
-    A scan that times out is reported as a hit with an empty word (fail closed).
+    A scan that times out is reported as a hit with an empty word (fail closed). With
+    ``locate=False`` a hit has an empty word and span (no offset mapping).
     """
     flat = normalise(text)
     spans: list[tuple[int, int]] | None = None
@@ -366,12 +372,31 @@ def find(
         return FirstPersonHit(word="", locale=codes[0] if codes else "", span=(0, 0))
     if first is None:
         return None
+    if not locate:  # the caller only asks whether there is one
+        return FirstPersonHit(word="", locale=first[2], span=(0, 0))
     span = normalise_with_offsets(text).source_span(first[0], first[1])
     return FirstPersonHit(word=text[span[0] : span[1]], locale=first[2], span=span)
 
 
+def _writes(text: str, infos: Mapping[str, Any], order: Sequence[str]) -> dict[str, int]:
+    """Letters of ``text`` in each locale's scripts, one regex per distinct script set."""
+    by_scripts: dict[tuple[str, ...], int] = {}
+    out = {}
+    for code in order:
+        info = infos[code]
+        key = tuple(getattr(info, "scripts", ()) or ())
+        if key not in by_scripts:
+            by_scripts[key] = info.writes(text) if key else 0
+        out[code] = by_scripts[key]
+    return out
+
+
 def locales_for(
-    text: str, detected: str, infos: Mapping[str, Any], order: Sequence[str]
+    text: str,
+    detected: str,
+    infos: Mapping[str, Any],
+    order: Sequence[str],
+    written: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The lexicons to check when the caller gives no locale.
 
@@ -385,10 +410,11 @@ def locales_for(
         info = infos.get(code)
         for script in getattr(info, "scripts", ()) or ():
             owners.setdefault(script, []).append(code)
+    written = written if written is not None else _writes(text, infos, order)
     codes = [detected]
     for locs in owners.values():
         code = locs[0]
-        if len(locs) == 1 and code not in codes and infos[code].writes(text):
+        if len(locs) == 1 and code not in codes and written[code]:
             codes.append(code)
     return [c for c in codes if c in order]
 
@@ -409,7 +435,9 @@ def find_auto(
     the text (a superset of what ``locales_for`` can choose) are scanned first, and only
     when one of them hits is the language identified. Same result, less work.
     """
-    superset = [c for c in order if c == default or infos[c].writes(text)]
-    if find(states, superset, text, timeout) is None:
+    written = _writes(text, infos, order)
+    superset = [c for c in order if c == default or written[c]]
+    if find(states, superset, text, timeout, locate=False) is None:
         return None
-    return find(states, locales_for(text, detect(text), infos, order), text, timeout)
+    codes = locales_for(text, detect(text), infos, order, written)
+    return find(states, codes, text, timeout)
