@@ -337,18 +337,18 @@ class Packs:
             hit = m.route_section(alone, "refusal")
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
+            overview = m.route_section(alone, "overview")
+            if overview is not None:  # a complete overview question stands on its own
+                return self._route("overview", overview, cur, text, 0)
             together = m.occurrences(joined) if joined else None
             if together is not None:
                 hit = m.route_section(together, "refusal", offset)
-                if hit is not None:
+                if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
-            overview = m.route_section(alone, "overview")
-            if overview is None and together is not None and self._elliptical(text):
+            if together is not None and self._elliptical(text) and not self._has_own_content(alone):
                 inherited = m.route_section(m.occurrences(prev), "refusal")
                 if inherited is not None:
                     return self._route("refuse", inherited, None, prev, 0)
-            if overview is not None:
-                return self._route("overview", overview, cur, text, 0)
             if together is not None:
                 overview = m.route_section(together, "overview", offset)
                 if overview is not None:
@@ -357,6 +357,29 @@ class Packs:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
+
+    def _adds_content(self, hit: Hit, joined: str, offset: int) -> bool:
+        """A match across the join counts only if the follow-up adds a content word to it.
+
+        "How much does she" + "charge for that?" adds "charge"; "Is she married?" + "How
+        did she tune Elasticsearch?" adds only the pronoun, so it is judged on its own.
+        """
+        for _name, (s, e) in hit.evidence:
+            if e > offset and self.significant_words(joined[max(s, offset) : e]):
+                return True
+        return False
+
+    def _has_own_content(self, occ: Any) -> bool:
+        """True when a concept of some loaded locale occurs in the follow-up with a
+        content word ("what about her caching article?" names an article), so the
+        follow-up is judged on its own instead of inheriting the previous refusal."""
+        m = occ.m
+        for code, concepts in m.concepts.items():
+            for name in concepts:
+                for s, e in occ.concept(code, name):
+                    if self.significant_words(occ.text[s:e]):
+                        return True
+        return False
 
     def _elliptical(self, text: str) -> bool:
         """True for a follow-up with no content of its own ("and on weekends?")."""

@@ -615,7 +615,7 @@ class Matcher:
         for el in form[::2]:
             if el[0] in ("s", "c", "n") and repr(el) not in seen:
                 seen.add(repr(el))
-                name = "subject" if el[0] == "s" else el[1]
+                name = {"s": "subject", "n": "number"}.get(el[0]) or el[1]
                 for sp in occ.spans_of(el, locale):
                     if span[0] <= sp[0] and sp[1] <= span[1]:
                         ev.append((name, sp))
