@@ -62,6 +62,11 @@ def golden_texts(per_lang: int | None) -> list[tuple[str, str]]:
 
 
 def dist_size(name: str) -> str:
+    if name == "guardlex":  # an editable install lists no files: the model is what it adds
+        from guardlex.langid.ngram import MODEL_FILE
+
+        model = REPO / "src" / "guardlex" / "langid" / "data" / MODEL_FILE
+        return f"model {model.stat().st_size / 1e6:.2f} MB, no dependency"
     try:
         files = metadata.files(name) or []
     except metadata.PackageNotFoundError:

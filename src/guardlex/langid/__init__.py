@@ -1,9 +1,10 @@
 """Language identification restricted to the loaded locales.
 
 Two stages. First the scripts each locale writes (``locale.yaml`` ``scripts``): the
-script with most letters in the text picks the locales that write it, and when only one
-loaded locale writes it (Han: zh, Devanagari: hi, Cyrillic: ru with the shipped packs)
-that is the answer, before any model runs. Otherwise a :class:`Detector` chooses among
+scripts of the text's letters (each with at least ``MIXED_SHARE`` of the letters of the
+most frequent one) pick the locales that write them, and when that is one loaded locale
+(a Han text: zh, Devanagari: hi, Cyrillic: ru with the shipped packs) it is the answer,
+before any model runs. Otherwise a :class:`Detector` chooses among
 those candidates. The default detector, ``"ngram"``, is a restricted copy of py3langid's
 byte n-gram model shipped inside guardlex (``tools/gen_langid_model.py``; no numpy, no
 runtime dependency), so the result does not depend on which extras are installed. A
@@ -40,6 +41,8 @@ __all__ = [
 
 #: Name of the detector every ``Packs`` uses unless told otherwise.
 DEFAULT_DETECTOR = "ngram"
+#: A script takes part when it has at least this share of the letters of the best one.
+MIXED_SHARE = 0.15
 _TIMEOUT = 1.0
 _WORD = regex.compile(r"\w+")
 
@@ -182,9 +185,12 @@ def identify(
             counts[info.scripts] = info.writes(text)
     if not counts or max(counts.values()) == 0:
         return default
-    default_scripts = infos[default].scripts if default in infos else ()
-    best = max(counts, key=lambda s: (counts[s], s == default_scripts))
-    candidates = [c for c in order if c in infos and infos[c].scripts == best]
+    top = max(counts.values())
+    # every script with a real share of the letters: "Dana 的收费是多少" is Chinese with a
+    # Latin name, so the model chooses among both scripts' locales; a stray "RAG" in a
+    # Russian sentence (under MIXED_SHARE of the letters) does not make it a candidate
+    present = {s for s, n in counts.items() if n and n >= MIXED_SHARE * top}
+    candidates = [c for c in order if c in infos and infos[c].scripts in present]
     if len(candidates) == 1:
         return candidates[0]
     det = detector if detector is not None else get()
@@ -205,8 +211,7 @@ def identify(
         return (word_score(code) if word_score else 0) + hints + info.letter_weight * letters
 
     scored = {c: evidence(c) for c in candidates}
-    top = max(unknown, key=lambda c: (scored[c], c == default, -candidates.index(c)))
+    rival = max(unknown, key=lambda c: (scored[c], c == default, -candidates.index(c)))
     if choice is None:
-        best_code = max(candidates, key=lambda c: (scored[c], c == default, -candidates.index(c)))
-        return best_code
-    return top if scored[top] > scored[choice] else choice
+        return max(candidates, key=lambda c: (scored[c], c == default, -candidates.index(c)))
+    return rival if scored[rival] > scored[choice] else choice
