@@ -259,6 +259,8 @@ class Vocab:
     numeral_digits: Mapping[str, int] = field(default_factory=dict)
     numeral_multipliers: Mapping[str, int] = field(default_factory=dict)
     numeral_points: frozenset[str] = frozenset()
+    #: currency signs, codes and words (normalised) -> ISO code
+    currency_of: Mapping[str, str] = field(default_factory=dict)
 
     def no_number(self, norm: str) -> bool:
         """Whether normalised text says its slot has no number: an "unlimited" or a "not
@@ -314,6 +316,7 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
     numeral_digits: dict[str, int] = {}
     mults: dict[str, int] = {}
     numeral_points: set[str] = set()
+    currency_of: dict[str, str] = {}
     units: dict[str, str] = {}
     per: list[str] = ["/"]
     polarities: list[Polarity] = []
@@ -338,6 +341,9 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
                 for ch in _words(chars):
                     into.setdefault(ch, int(digits))
         numeral_points.update(_words(lex.get("numeral_point")))
+        for code, words in (lex.get("currencies") or {}).items():
+            for word in _words(words):
+                currency_of.setdefault(word, str(code))
     never = {a for a in abbreviations if a not in final_abbreviations}
     for _, lex in lexicons.items():
         for abbr in _words(lex.get("abbreviations")):
@@ -383,6 +389,7 @@ def build(lexicons: Mapping[str, Mapping[str, Any]]) -> Vocab:
         numeral_digits=numeral_digits,
         numeral_multipliers=mults,
         numeral_points=frozenset(numeral_points),
+        currency_of=currency_of,
     )
 
 

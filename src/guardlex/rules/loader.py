@@ -316,7 +316,14 @@ def _merge_file(data: LocaleData, pf: PackFile) -> None:
             words = lex.setdefault(key, [])
             _merge_words(words, d.get(key) or ())
             lex[key] = [w for w in words if w not in disabled]
-        for key in ("ordinals", "units", "number_words", "numeral_digits", "numeral_multipliers"):
+        for key in (
+            "ordinals",
+            "units",
+            "number_words",
+            "numeral_digits",
+            "numeral_multipliers",
+            "currencies",
+        ):
             table = lex.setdefault(key, {})
             for name, words in (d.get(key) or {}).items():
                 _merge_words(table.setdefault(str(name), []), words)

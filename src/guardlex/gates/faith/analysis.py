@@ -3,6 +3,7 @@ and "unlimited" words: what every check of the faithfulness gate reads."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from guardlex.gates._vocab import (
     words_of,
 )
 from guardlex.gates.faith.common import _has_han, _is_han
-from guardlex.gates.faith.money import _money_at, _money_before, _skip_space, _skip_token
+from guardlex.gates.faith.money import _letter, _money_at, _money_before, _skip_space, _skip_token
 from guardlex.gates.numerals import is_word_number, with_numerals
 from guardlex.gates.segment import split_sentences
 
@@ -61,6 +62,7 @@ class _Number:
     clause: int
     sentence: int
     money: bool = False  # a currency sign or word next to it ("8 EUR", "$8", "500 هزار تومان")
+    currency: str | None = None  # its ISO code when the lexicons know it ("EUR" for €, euros)
 
 
 @dataclass(frozen=True)
@@ -339,7 +341,16 @@ def analyse(
                     if not (attached or money or evidence) and _weak(v):
                         continue
                     numbers.append(
-                        _Number(v, attached, rate, attached | clause.units, c_idx, s_idx, money)
+                        _Number(
+                            v,
+                            attached,
+                            rate,
+                            attached | clause.units,
+                            c_idx,
+                            s_idx,
+                            money,
+                            _currency(norm, v.start, v.end, vocab) if money else None,
+                        )
                     )
                     keys.update(v.keys)
         sentence_content.append(frozenset().union(*(c.content for c in clauses[first_clause:])))
@@ -350,6 +361,35 @@ def analyse(
         frozenset(keys),
         tuple(sentence_content),
     )
+
+
+def _currency(norm: str, start: int, end: int, vocab: Vocab) -> str | None:
+    """The ISO code of the currency right after or right before a number ("8 EUR",
+    "€ 8", "R$ 49", "8 元", "900 руб."), when the lexicons list it."""
+    table = vocab.currency_of
+    if not table:
+        return None
+    p = end
+    while p < len(norm) and norm[p].isspace():
+        p += 1
+    q = p
+    while q < len(norm) and (_letter(norm[q]) or norm[q] in "$."):
+        q += 1
+    for cut in (q, q - 1):
+        if cut > p and norm[p:cut] in table:
+            return table[norm[p:cut]]
+    if p < len(norm):
+        for size in (3, 2, 1):
+            if norm[p : p + size] in table:
+                return table[norm[p : p + size]]
+    b = start
+    while b > 0 and norm[b - 1].isspace():
+        b -= 1
+    a = b
+    while a > 0 and (_letter(norm[a - 1]) or unicodedata.category(norm[a - 1]) == "Sc"):
+        a -= 1
+    word = norm[a:b]
+    return table.get(word) or (table.get(word[-1:]) if word else None)
 
 
 def _weak(v: Value) -> bool:
@@ -380,6 +420,7 @@ def _merge(analyses: Sequence[Analysis]) -> Analysis:
                 n.clause + c_off,
                 n.sentence + s_off,
                 n.money,
+                n.currency,
             )
             for n in a.numbers
         )

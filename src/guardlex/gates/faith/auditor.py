@@ -3,6 +3,7 @@ analysed for many answers)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from guardlex.errors import InputTooLargeError
@@ -97,10 +98,10 @@ class Auditor:
         if has_numbers and self.subjects:
             return True
         hits = _relevance_matcher(self.vocab).find(norm_answer)
+        if has_numbers and (hits or self._names_currency(norm_answer)):
+            return True  # units, and a currency that may have changed (8 EUR -> 8 USD)
         if not hits:
             return False
-        if has_numbers:
-            return True
         if any(form in self.vocab.polarity_of for _, _, form in hits):
             return True
         # a unit word and a number written without digits ("twenty seats", "五个席位")
@@ -114,6 +115,16 @@ class Auditor:
         return bool(vocab.number_words) and any(
             w in vocab.number_words for _, _, w in words_of(norm_answer)
         )
+
+    def _names_currency(self, norm: str) -> bool:
+        table = self.vocab.currency_of
+        if not table:
+            return False
+        if any(unicodedata.category(ch) == "Sc" for ch in norm):
+            return True
+        if max(norm) >= "\u3400" and any(ch in table for ch in norm):
+            return True
+        return any(w in table for _, _, w in words_of(norm))
 
     def audit(
         self,

@@ -122,6 +122,14 @@ def _numbers(
                 Violation(UNIT_MISMATCH, n.value.text, f"answer: {want}; evidence: {have}")
             )
             continue
+        # another currency: 8 EUR is not 8 USD (only where both name a known currency)
+        priced = [e for e in same if e.currency]
+        if n.currency and priced and not any(e.currency == n.currency for e in priced):
+            have = " | ".join(sorted({str(e.currency) for e in priced}))
+            units.append(
+                Violation(UNIT_MISMATCH, n.value.text, f"answer: {n.currency}; evidence: {have}")
+            )
+            continue
         # a period named in the number's clause, where the quotes name another period for
         # that number ("12 EUR pro Nutzer und Jahr" for "... und Monat", "每小时允许 1000 次")
         period = n.context & PERIODS
