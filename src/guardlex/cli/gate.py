@@ -79,6 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="only the string checks; skip the unit, polarity, unlimited and subject audit",
     )
     p.add_argument(
+        "--no-forbidden",
+        action="store_true",
+        help="skip the forbidden-content check (a rate, e-mail or phone number of the subject)",
+    )
+    p.add_argument(
         "--subject",
         action="append",
         default=[],
@@ -170,6 +175,7 @@ def _run(args: argparse.Namespace) -> int:
         locale=args.locale,
         min_words=args.min_words or MIN_WORDS,
         faithful=not args.no_faithful,
+        forbidden=not args.no_forbidden,
         subjects=args.subject,
     )
     size = args.chunk_size or max(1, len(text))
