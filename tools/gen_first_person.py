@@ -179,8 +179,11 @@ def romance(code: str) -> dict[str, Any]:
     if stop_homographs:  # for the maintainer: function words belong in 'disabled'
         print(f"{code}: homographs that are stopwords: {' '.join(sorted(stop_homographs))}")
     return {
-        "verb_forms": sorted(plain),
-        "contexts": [{"id": "noun-homographs", "words": sorted(homographs)}],
+        # written as conjugated (accents kept); the loader normalises
+        "verb_forms": sorted({first.get(n, n) for n in plain}),
+        "contexts": [
+            {"id": "noun-homographs", "words": sorted({first.get(n, n) for n in homographs})}
+        ],
         # every generated form counts only as spelled, accents kept: préstamos (loans) is
         # not prestamos (we lend) even where no verb form collides
         "as_written": sorted(

@@ -140,6 +140,9 @@ def first_person_sources(fp: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
         if not words:
             continue
         entry: dict[str, Any] = {"id": group["id"], "words": sorted(set(words))}
+        # the words as the group writes them: pt "nos" (clitic) is not held to the
+        # spelling "nós" that as_written gives the pronoun
+        entry["spelled"] = sorted({_spelling(w) for w in group.get("words") or ()})
         for key in CONTEXT_KEYS:
             lits = [_literal(w) for w in group.get(key) or ()]
             entry[key] = sorted({w for w in lits if w and _is_plain(w)})
@@ -186,12 +189,21 @@ class _Matcher:
                 tuple(c.get("after_marks") or ()),
                 frozenset(c.get("not_before") or ()),
                 tuple(c.get("not_before_marks") or ()),
+                frozenset(c.get("spelled") or ()),
             )
             for c in tables.get("contexts") or ()
         ]
 
-    def first(self, flat: str, spans: list[tuple[int, int]]) -> Iterable[tuple[int, int]]:
-        """Spans of entries in ``flat`` (tokens ``spans``), in order of start."""
+    def first(
+        self,
+        flat: str,
+        spans: list[tuple[int, int]],
+        written: Callable[[tuple[int, int], frozenset[str]], bool],
+    ) -> Iterable[tuple[int, int]]:
+        """Spans of entries in ``flat`` (tokens ``spans``), in order of start.
+
+        ``written(span, also)`` tells whether the text spells an ``as_written`` entry as
+        listed (or as one of ``also``, the spellings a context group gives the word)."""
         n = len(spans)
         heads = self.heads
         for i in range(n):
@@ -212,10 +224,12 @@ class _Matcher:
                 if j > i and flat[spans[j - 1][1] : spans[j][0]] not in JOINERS:
                     break
                 cand = flat[start : spans[j][1]]
-                if cand in self.words or any(
-                    cand in g[0] and self._context_ok(g, flat, spans, i, j) for g in self.groups
+                span = (start, spans[j][1])
+                if (cand in self.words and written(span, frozenset())) or any(
+                    cand in g[0] and self._context_ok(g, flat, spans, i, j) and written(span, g[7])
+                    for g in self.groups
                 ):
-                    found = (start, spans[j][1])  # the longest entry starting here
+                    found = span  # the longest entry starting here
                 j += 1
             if found is not None:
                 yield found
@@ -227,7 +241,7 @@ class _Matcher:
     def _context_ok(
         group: tuple[Any, ...], flat: str, spans: list[tuple[int, int]], i: int, j: int
     ) -> bool:
-        _w, not_after, na_marks, after, a_marks, not_before, nb_marks = group
+        _w, not_after, na_marks, after, a_marks, not_before, nb_marks, _spelled = group
         prev = flat[spans[i - 1][0] : spans[i - 1][1]] if i > 0 else None
         gap_before = flat[spans[i - 1][1] : spans[i][0]] if i > 0 else flat[: spans[i][0]]
         if prev is not None and len(gap_before) <= 2 and prev in not_after:
@@ -281,12 +295,18 @@ def quoted_spans(flat: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[int,
 
 
 def _written_ok(
-    matcher: _Matcher, flat: str, span: tuple[int, int], text: str, offsets: list[Any]
+    matcher: _Matcher,
+    flat: str,
+    span: tuple[int, int],
+    text: str,
+    offsets: list[Any],
+    also: frozenset[str] = frozenset(),
 ) -> bool:
     """False when the entry must be written exactly and ``text`` spells it otherwise."""
     accepted = matcher.as_written.get(flat[span[0] : span[1]])
     if accepted is None:
         return True
+    accepted = accepted | also
     if not offsets:
         offsets.append(normalise_with_offsets(text))
     s, e = offsets[0].source_span(span[0], span[1])
@@ -348,11 +368,17 @@ def find(
                 ):
                     if spans is None:
                         spans = [m.span() for m in _TOKEN.finditer(flat, timeout=timeout)]
-                    found.extend(matcher.first(flat, spans))
+                    found.extend(
+                        matcher.first(
+                            flat,
+                            spans,
+                            lambda sp, also, m=matcher: _written_ok(
+                                m, flat, sp, text, offsets, also
+                            ),
+                        )
+                    )
             if fp is not None:
                 found.extend(m.span() for m in fp.finditer(flat, overlapped=True, timeout=timeout))
-            if found and matcher.as_written:
-                found = [sp for sp in found if _written_ok(matcher, flat, sp, text, offsets)]
             if not found:
                 continue
             blocked: list[tuple[int, int]] = []
