@@ -13,6 +13,7 @@ from guardlex.gates._text import (
 from guardlex.gates._vocab import (
     Vocab,
     vocab_for,
+    words_of,
 )
 from guardlex.gates.faith.common import (
     MAX_EVIDENCE_CHARS,
@@ -99,7 +100,38 @@ def accept(
     norm_value = normalise(str(value))
     if norm_value == normalise(UNLIMITED) and vocab.unlimited_m.find(norm_quote):
         return result(None)
-    return result(None if mentions(norm_quote, norm_value) else VALUE_NOT_IN_QUOTE)
+    if mentions(norm_quote, norm_value):
+        return result(None)
+    return result(None if _amount_in_quote(norm_value, norm_quote, vocab) else VALUE_NOT_IN_QUOTE)
+
+
+def _amount_in_quote(norm_value: str, norm_quote: str, vocab: Vocab) -> bool:
+    """A value of one number with words ("8 euros", "20 licences", "€8"): the number is a
+    token of the quote and every word is in it, or names the same unit or currency as a
+    word of the quote ("8 euros" for "8 EUR", "20 seats" for "20 licences")."""
+    found = with_numerals(norm_value, values(norm_value), vocab, min_han=1)
+    numbers = [v for v in found if v.kind == "number"]
+    if len(numbers) != 1 or len(found) != 1:
+        return False
+    in_quote = with_numerals(norm_quote, values(norm_quote), vocab, min_han=1, words=True)
+    if not any(numbers[0].keys & v.keys for v in in_quote if v.kind == "number"):
+        return False
+    quote_words = {w for _, _, w in words_of(norm_quote)}
+    units = {vocab.unit_of(w) for w in quote_words} - {None}
+    currencies = {vocab.currency_of.get(w) for w in quote_words} - {None}
+    currencies |= {vocab.currency_of.get(ch) for ch in norm_quote if ch in vocab.currency_of}
+    n = numbers[0]
+    rest = norm_value[: n.start] + " " + norm_value[n.end :]
+    for ch in rest:
+        if ch in vocab.currency_of and vocab.currency_of[ch] not in currencies:
+            return False  # "€8" is not quoted by "8 USD"
+    for _, _, word in words_of(rest):
+        if word in quote_words or mentions(norm_quote, word):
+            continue
+        if vocab.unit_of(word) in units or vocab.currency_of.get(word) in currencies:
+            continue
+        return False
+    return True
 
 
 def value_tokens(value: Any, vocab: Vocab) -> list[frozenset[str]] | None:
