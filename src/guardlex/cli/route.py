@@ -15,6 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.add_argument("--previous", metavar="TEXT", help="the previous question of the conversation")
     p.add_argument("--json", action="store_true", help="print the route as JSON")
     p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say in words why: the rule, what it is about, and each item that matched",
+    )
+    p.add_argument(
         "--jsonl",
         action="store_true",
         help='batch mode: read {"text": ..., "previous": ...} per line on stdin, '
@@ -89,4 +94,41 @@ def _run(args: argparse.Namespace) -> int:
             s, e = route.span
             parts.append(f"span={s}:{e} {args.text[s:e]!r}")
         print(" ".join(parts))
+        if args.explain:
+            print(explain(route))
     return 0
+
+
+_EVIDENCE = {
+    "template": "the template matched",
+    "regex": "the rule's regular expression matched",
+    "subject": "it refers to the subject",
+    "number": "a number",
+}
+
+
+def explain(route: object) -> str:
+    """A route in words: why the question goes where it goes."""
+    kind = getattr(route, "kind", "")
+    if kind == "retrieve":
+        return "No refusal or overview rule matched: the question is answered from the site."
+    rule = getattr(route, "rule_id", None)
+    locale = getattr(route, "locale", None)
+    if rule == "guardlex-regex-timeout":
+        return "A rule took too long on this question, so it is refused to be safe."
+    what = (
+        f"refused as {route.category}"  # type: ignore[attr-defined]
+        if kind == "refuse"
+        else f"routed to the overview of {route.topic}"  # type: ignore[attr-defined]
+    )
+    lines = [f"The question is {what} by rule {rule!r} ({locale})."]
+    about = getattr(route, "about", None)
+    if about:
+        lines.append(f"The rule: {about}")
+    for ev in getattr(route, "evidence", ()):
+        label = _EVIDENCE.get(ev.concept, f"concept <{ev.concept}>")
+        where = f" at {ev.span[0]}:{ev.span[1]}" if ev.span else " in the previous question"
+        lines.append(f"  - {label}: {ev.text!r}{where}")
+    if getattr(route, "span", "x") is None:
+        lines.append("  (a short follow-up: it inherits the refusal of the previous question)")
+    return "\n".join(lines)

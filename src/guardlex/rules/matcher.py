@@ -710,6 +710,8 @@ def _key(hit: Hit) -> tuple[int, int]:
 
 def _item_name(item: Mapping[str, Any]) -> str:
     text = str(item["text"]).strip()
+    if text == "{subject}":
+        return "subject"
     if text.startswith("<") and text.endswith(">") and text.count("<") == 1:
         return text[1:-1].strip()
     return "template"
@@ -790,10 +792,16 @@ def regex_subject_source(pronoun_source: str, titles: str, titles_after: str) ->
 
 
 def sanitise(text: str) -> str:
-    """Marker letters typed by the reader are not names: replace them."""
+    """Marker letters typed by the reader are not names, and a lone surrogate is no
+    letter (the automaton could not even encode it): replace them, keeping offsets."""
     if any(ch in _MARKS for ch in text):
-        return "".join("\ufffd" if ch in _MARKS else ch for ch in text)
+        text = "".join("\ufffd" if ch in _MARKS else ch for ch in text)
+    if _SURROGATE.search(text, timeout=1.0):
+        text = _SURROGATE.sub("\ufffd", text, timeout=1.0)
     return text
+
+
+_SURROGATE = regex.compile("[\ud800-\udfff]")
 
 
 Explain = Callable[[Hit], Any]
