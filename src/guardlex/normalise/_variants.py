@@ -153,7 +153,7 @@ def _collapse_unknown(text: str, words: Collection[str]) -> str:
 
     def repl(m: object) -> str:
         token = str(m.group(0))  # type: ignore[attr-defined]
-        if token in words:
+        if token in words or len(token) < 5:
             return token
         return _sub(_REPEAT_ALL, r"\1", token)
 
@@ -261,8 +261,9 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
     * digits and symbols for letters (``pr1ce``, ``pr!ce``, ``$alary``; ``1`` read as
       ``i`` and, in a second variant, as ``l``);
     * repeated letters (``priiice``: runs of three or more to one letter, and to two
-      for words like "fee"; with ``words``, double letters to one in the words that
-      are not among them, ``priice``);
+      for words like "fee"; with ``words``, double letters to one in the words of five
+      letters or more that are not among them, ``priice``: a short word with a double
+      letter is ordinary spelling, "good" must not become "god");
     * the Devanagari nukta removed (``strip_nukta``);
     * with ``words``: Latin words spelled in Cyrillic or Greek look-alikes
       (``confusable_fold``);

@@ -27,6 +27,7 @@ import regex
 from guardlex.errors import InputTooLargeError, UnknownLocaleError
 from guardlex.langid import Detector
 from guardlex.langid import identify as identify_locale
+from guardlex.normalise import variants
 from guardlex.rules._text import (
     WORD_END,
     WORD_START,
@@ -215,6 +216,7 @@ class Packs:
         self._infos = {c: known.get(c) or LocaleInfo(code=c) for c in self._order}
         self.subject_names = tuple(subject_names)
         self._ignored_words: frozenset[str] | None = None
+        self._words: frozenset[str] | None = None
         self._matcher: Matcher | None = None
 
     # -- metadata -------------------------------------------------------------------
@@ -337,6 +339,11 @@ class Packs:
             hit = m.route_section(alone, "refusal")
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
+            for reading in variants(text, self._variant_words())[1:]:
+                # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
+                hit = m.route_section(m.occurrences(sanitise(reading)), "refusal")
+                if hit is not None:
+                    return self._route("refuse", hit, None, reading, 0)
             overview = m.route_section(alone, "overview")
             if overview is not None:  # a complete overview question stands on its own
                 return self._route("overview", overview, cur, text, 0)
@@ -357,6 +364,16 @@ class Packs:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
+
+    def _variant_words(self) -> frozenset[str]:
+        """Normalised words of every loaded pack, for re-reading disguised questions."""
+        if self._words is None:
+            words: set[str] = set()
+            for code in self._order:
+                words.update(self._states[code].stopwords)
+            words.update(k for k in self.matcher()._keys if " " not in k and len(k) > 1)
+            self._words = frozenset(words)
+        return self._words
 
     def _adds_content(self, hit: Hit, joined: str, offset: int) -> bool:
         """A match across the join counts only if the follow-up adds a content word to it.

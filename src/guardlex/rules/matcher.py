@@ -149,6 +149,11 @@ class _Occurrences:
         kind = el[0]
         if kind == "w":
             return self.words.get(el[1], [])
+        if kind == "a":
+            got: list[Span] = []
+            for sp in el[1:]:
+                got.extend(self.words.get(sp, ()))
+            return got
         if kind == "s":
             return self.subject(locale)
         if kind == "c":
@@ -160,7 +165,12 @@ class _Occurrences:
         return []
 
     def by_start(self, el: list[str], locale: str) -> dict[int, list[int]]:
-        key = (*el, locale) if el[0] in ("s", "c") else tuple(el)
+        if el[0] == "a":
+            key: tuple[Any, ...] = ("a", id(el))  # the element lives as long as the matcher
+        elif el[0] in ("s", "c"):
+            key = (*el, locale)
+        else:
+            key = tuple(el)
         table = self._by_start.get(key)
         if table is None:
             table = {}
@@ -182,10 +192,11 @@ class _Occurrences:
             states = {(p, p)}
         else:
             states = set(self.spans_of(first, locale))
-            if first[0] == "w" and self.procl:
-                for s, e, pc in self.procl.get(first[1], ()):
-                    if pc in self.m.proclitics.get(locale, ()):
-                        states.add((s, e))
+            if first[0] in ("w", "a") and self.procl:
+                for lit in first[1:] if first[0] == "a" else first[1:2]:
+                    for s, e, pc in self.procl.get(lit, ()):
+                        if pc in self.m.proclitics.get(locale, ()):
+                            states.add((s, e))
         i = 1
         while states and i < len(form):
             sep, el = form[i], form[i + 1]
@@ -322,6 +333,9 @@ class Matcher:
                     for el in form[::2]:
                         if el[0] == "w":
                             role(el[1], ("w", None))
+                        elif el[0] == "a":
+                            for sp in el[1:]:
+                                role(sp, ("w", None))
                         elif el[0] == "t":
                             role(el[1], ("t", None))
             for written, raw in enumerate(loc["rules"]):
@@ -357,6 +371,9 @@ class Matcher:
                     for el in form[::2]:
                         if el[0] == "w":
                             role(el[1], ("w", None))
+                        elif el[0] == "a":
+                            for sp in el[1:]:
+                                role(sp, ("w", None))
                         elif el[0] == "t":
                             role(el[1], ("t", None))
                 for k, rx in enumerate(rule.hatch):
@@ -390,6 +407,11 @@ class Matcher:
         words = [el[1] for el in form[::2] if el[0] == "w"]
         if words:
             self._by_word.setdefault(max(words, key=len), []).append(ref)
+            return
+        alts = [el[1:] for el in form[::2] if el[0] == "a"]
+        if alts:  # every spelling of the most selective alternative is a key
+            for sp in max(alts, key=lambda a: min(len(x) for x in a)):
+                self._by_word.setdefault(sp, []).append(ref)
             return
         stems = [el[1] for el in form[::2] if el[0] == "t"]
         if stems:
