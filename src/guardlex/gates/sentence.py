@@ -12,8 +12,8 @@ Four checks, each a fact about strings (docs/gates.md), in this order:
    in a *cited* source, after normalisation (``۲۰`` is ``20``, ``1,500`` is ``1500``,
    ``20`` is not supported by ``2025`` or ``200``).
 
-Before them, with ``forbidden=True`` (the default), ``forbidden_content``: a rate, an
-e-mail address or a phone number said of the subject is stopped even when a cited source
+Then, with ``forbidden=True`` (the default), ``forbidden_content``: a rate, an e-mail
+address or a phone number said of the subject is stopped even when a cited source
 contains it (``guardlex.gates.forbidden``).
 
 With ``faithful=True`` (the default) a sentence that passed those is also audited
@@ -226,12 +226,6 @@ class SentenceGate:
         found = values(norm, skip_enumerator=True)
         if self._vocab.numeral_digits:  # Chinese numerals of two or more characters: 二十
             found = with_numerals(norm, found, self._vocab, min_han=2)
-        # what must never be said comes first: a rate or a phone number of the subject
-        if self._forbidden is not None:
-            span = self._forbidden.check(plain, norm, found)
-            if span is not None:
-                a, b = normalise_with_offsets(plain).source_span(*span)
-                return Verdict(False, FORBIDDEN_CONTENT, plain[a:b].strip() or norm[slice(*span)])
         hit = self._first_person(plain, answer_locale)
         if hit is not None:
             return Verdict(False, FIRST_PERSON, hit.word)
@@ -246,6 +240,13 @@ class SentenceGate:
                     # offsets are costly, so they are computed only to report a violation
                     a, b = normalise_with_offsets(plain).source_span(v.start, v.end)
                     return Verdict(False, UNSUPPORTED_VALUE, plain[a:b].strip() or v.text)
+        # what must never be said, even when a cited (poisoned) source supports it: a rate,
+        # an e-mail address or a phone number of the subject
+        if self._forbidden is not None:
+            span = self._forbidden.check(plain, norm, found)
+            if span is not None:
+                a, b = normalise_with_offsets(plain).source_span(*span)
+                return Verdict(False, FORBIDDEN_CONTENT, plain[a:b].strip() or norm[slice(*span)])
         if self._auditor is not None and self._auditor.relevant(
             norm, any(v.kind == "number" for v in found)
         ):
