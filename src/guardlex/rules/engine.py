@@ -358,7 +358,7 @@ class Packs:
                     return self._route("refuse", inherited, None, prev, 0)
             if together is not None:
                 overview = m.route_section(together, "overview", offset)
-                if overview is not None:
+                if overview is not None and self._adds_content(overview, joined, offset):
                     return self._route("overview", overview, cur, text, offset)
         except TimeoutError:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
