@@ -132,7 +132,13 @@ class _Occurrences:
             return []
         self._in_progress.add(key)
         spans: set[Span] = set()
-        for form in self.m.concepts.get(locale, {}).get(name, ()):
+        by_word, rest = self.m.concept_index(locale, name)
+        present = self.words.keys() | self.procl.keys()
+        forms: list[Any] = list(rest)
+        for word in present & by_word.keys() if len(present) < len(by_word) else by_word:
+            if word in present:
+                forms.extend(by_word[word])
+        for form in forms:
             spans.update(self.form_spans(form, locale, first_only=False))
         self._in_progress.discard(key)
         got = self._concepts[key] = sorted(spans)
@@ -316,6 +322,7 @@ class Matcher:
         self._by_concept: dict[tuple[str, str], list[tuple[int, int]]] = {}
         self._by_anchor: dict[str, list[tuple[int, int]]] = {}
         self._always: list[tuple[int, int]] = []
+        self._concept_index: dict[tuple[str, str], tuple[dict[str, list[Any]], list[Any]]] = {}
         for loc in locales:
             code = str(loc["code"])
             self.concepts[code] = loc.get("concepts") or {}
@@ -400,6 +407,27 @@ class Matcher:
         self._scan: regex.Pattern[str] | None = None
         self._prefixes: list[tuple[int, ...]] = []
         self._built = False
+
+    def concept_index(self, locale: str, name: str) -> tuple[dict[str, list[Any]], list[Any]]:
+        """A concept's forms filed under their longest literal word (a form cannot
+        match unless that word occurs), and the forms without one.
+
+        A concept written as alternatives expands to many forms; the pass then only
+        evaluates the forms whose word the question contains.
+        """
+        key = (locale, name)
+        got = self._concept_index.get(key)
+        if got is None:
+            by_word: dict[str, list[Any]] = {}
+            rest: list[Any] = []
+            for form in self.concepts.get(locale, {}).get(name, ()):
+                words = [el[1] for el in form[::2] if el[0] == "w"]
+                if words:
+                    by_word.setdefault(max(words, key=len), []).append(form)
+                else:
+                    rest.append(form)
+            got = self._concept_index[key] = (by_word, rest)
+        return got
 
     def _index_form(self, form: list[Any], code: str, idx: int, fi: int) -> None:
         """File a form under its key: its longest literal, else a stem, else a concept."""
