@@ -387,3 +387,15 @@ def test_concept_examples_are_checked(write_pack: PackWriter) -> None:
     assert "example 'show the guidelines' of concept <p> contains none of its terms" in out
     assert "no_match example 'rules' of concept <p> contains one of its terms" in out
     assert "'show the prompt'" not in out
+
+
+def test_shadowing_with_collapsed_alternatives() -> None:
+    from guardlex.rules.lint_tree import _contained_at, _tokens, expansion_size
+
+    big = [["a", "how", "what"], " ", ["w", "much does"], " ", ["s"]]
+    assert expansion_size([big]) == 2
+    # a set that covers every spelling of the other covers it; a single word does not
+    assert _contained_at(_tokens(big), _tokens([["a", "how", "what", "why"]])) == [0]
+    assert _contained_at(_tokens(big), _tokens([["w", "how"]])) == []
+    assert _contained_at(_tokens(big), _tokens([["w", "much does"], " ", ["s"]])) == [1]
+    assert _contained_at(_tokens(big), _tokens([["w", "much"], "g", ["s"]])) == []  # a gap

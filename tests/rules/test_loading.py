@@ -146,7 +146,9 @@ def test_cache_is_written_and_reused(
     first = load_packs(["tx"], paths=[root], shipped=False)
     files = list(cache.glob("pack-*.json"))
     assert len(files) == 1
-    json.loads(files[0].read_text(encoding="utf-8"))  # plain JSON, never pickle
+    header, payload = files[0].read_text(encoding="utf-8").split("\n", 1)
+    assert set(json.loads(header)) == {"format", "key", "sha256"}
+    assert json.loads(payload)["code"] == "tx"  # plain JSON, never pickle
 
     def fail(*a: object, **k: object) -> None:
         raise AssertionError("recompiled although cached")
@@ -381,3 +383,31 @@ def test_broken_concepts_are_pack_errors_at_load(
     err = _load_error(write_pack("tx", raw=raw))
     assert words in str(err) and err.path and err.path.endswith("concepts.yaml")
     assert err.line is not None
+
+
+def test_foreign_or_edited_cache_entry_is_rebuilt(
+    write_pack: PackWriter, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c"
+    monkeypatch.setenv("GUARDLEX_CACHE_DIR", str(cache))
+    root_x = write_pack(
+        "tx", root=tmp_path / "x", refusal={"meta": [rule("mx", phrases=["alpha"])]}
+    )
+    root_y = write_pack(
+        "tx", root=tmp_path / "y", refusal={"meta": [rule("my", phrases=["alpha"])]}
+    )
+    load_packs(["tx"], paths=[root_x], shipped=False)
+    (x_file,) = cache.glob("pack-*.json")
+    load_packs(["tx"], paths=[root_y], shipped=False)
+    (y_file,) = [f for f in cache.glob("pack-*.json") if f != x_file]
+    # foreign: another key's (valid) entry under this key's name
+    x_file.write_bytes(y_file.read_bytes())
+    assert load_packs(["tx"], paths=[root_x], shipped=False).route("alpha").rule_id == "mx"
+    # edited: the payload changed after it was written (the digest no longer matches)
+    text = x_file.read_text(encoding="utf-8")
+    assert '"mx"' in text
+    x_file.write_text(text.replace('"mx"', '"zz"'), encoding="utf-8")
+    assert load_packs(["tx"], paths=[root_x], shipped=False).route("alpha").rule_id == "mx"
+    # truncated
+    x_file.write_bytes(x_file.read_bytes()[:-10])
+    assert load_packs(["tx"], paths=[root_x], shipped=False).route("alpha").rule_id == "mx"

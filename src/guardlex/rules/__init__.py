@@ -145,9 +145,16 @@ def load_packs(
     for code in codes:
         key = fingerprint(found[code], [code])  # compiled programs do not depend on names
         compiled = load_cached(key) if cache else None
-        if compiled is None:
+        state = None
+        if compiled is not None and compiled.get("code") == code:
+            try:
+                state = _state(compiled)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                state = None  # a cache entry this code cannot read: compile again
+        if state is None:
             compiled = compile_locale(load_locale(code, found[code]), names)
             if cache:
                 store_cached(key, compiled)
-        states.append(_state(compiled))
+            state = _state(compiled)
+        states.append(state)
     return Packs(states, names, infos)

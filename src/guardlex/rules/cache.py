@@ -1,7 +1,11 @@
 """On-disk cache of expanded packs, so a second process start skips YAML and expansion.
 
 What is cached is plain JSON (regex *sources*, word lists, messages), never pickled
-objects: reading the cache cannot execute anything. The key covers every pack file's
+objects: reading the cache cannot execute anything. An entry is trusted only when it
+is the one written for its key: each file is a header line (format, the key, the SHA-256
+of the payload) and the payload line; a corrupt, truncated, edited or foreign entry (one
+copied from another key) fails the check and the pack is compiled again. The key covers
+every pack file's
 bytes, the subject names, the guardlex and regex versions and the code that expands
 packs (compiler and normaliser), so any change produces a fresh entry.
 
@@ -27,7 +31,7 @@ import guardlex
 
 log = logging.getLogger("guardlex.rules")
 
-CACHE_FORMAT = "5"
+CACHE_FORMAT = "6"
 
 
 def cache_dir() -> Path | None:
@@ -68,18 +72,29 @@ def _path(key: str) -> Path | None:
 
 
 def load_cached(key: str) -> dict[str, Any] | None:
-    """The cached expansion for ``key``, or None (missing, unreadable or corrupt)."""
+    """The cached expansion for ``key``, or None (missing, unreadable, corrupt or foreign)."""
     path = _path(key)
     if path is None:
         return None
     try:
-        with path.open(encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+    except OSError:
         return None
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+    head, sep, body = raw.partition(b"\n")
+    try:
+        header = json.loads(head)
+        if not (
+            sep
+            and isinstance(header, dict)
+            and header.get("format") == CACHE_FORMAT
+            and header.get("key") == key
+            and header.get("sha256") == hashlib.sha256(body).hexdigest()
+        ):
+            log.debug("guardlex: pack cache entry %s rejected; compiling again", path.name)
+            return None
+        payload = json.loads(body)
+    except ValueError:
         return None
-    payload = data.get("payload")
     if not isinstance(payload, dict) or not isinstance(payload.get("program"), dict):
         return None
     return payload
@@ -93,8 +108,10 @@ def store_cached(key: str, payload: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"format": CACHE_FORMAT, "payload": payload}, fh, ensure_ascii=False)
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        header = {"format": CACHE_FORMAT, "key": key, "sha256": hashlib.sha256(body).hexdigest()}
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps(header).encode("ascii") + b"\n" + body)
         os.replace(tmp, path)
     except OSError as exc:
         log.debug("guardlex: pack cache not written (%s)", exc)

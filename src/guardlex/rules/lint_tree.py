@@ -92,45 +92,74 @@ def _parse(w: Written) -> tuple[Any, list[Any], str | None]:
     return tpl, forms, None
 
 
-def _tokens(form: list[Any]) -> list[tuple[str, str]]:
-    """A form as (separator before, token) pairs, literal chunks split into words."""
-    out: list[tuple[str, str]] = []
+Token = tuple[str, frozenset[str]]  # (kind, values): "lit" + its spellings, or "c" + {name}
+
+
+def _spellings(el: list[Any]) -> tuple[str, ...]:
+    """The literal spellings of a form element: a word run (``w``) or a set of
+    alternative words (``a``); empty for other elements."""
+    return tuple(str(x) for x in el[1:]) if el and el[0] in ("w", "a") else ()
+
+
+def _tokens(form: list[Any]) -> list[tuple[str, Token]]:
+    """A form as (separator before, token) pairs; a literal with one spelling is split into
+    its words, one with several spellings (alternatives, joined/split forms) stays one."""
+    out: list[tuple[str, Token]] = []
     sep = ""
     for k, item in enumerate(form):
         if k % 2:
             sep = item
             continue
-        kind = item[0]
-        if kind == "w":
-            for j, word in enumerate(item[1].split(" ")):
-                out.append((sep if j == 0 else " ", "w:" + word))
+        spellings = _spellings(item)
+        if item[0] == "w" and len(spellings) == 1:
+            for j, word in enumerate(spellings[0].split(" ")):
+                out.append((sep if j == 0 else " ", ("lit", frozenset([word]))))
+        elif spellings:
+            out.append((sep, ("lit", frozenset(spellings))))
         else:
-            out.append((sep, kind + ":" + (item[1] if len(item) > 1 else "")))
+            out.append((sep, (str(item[0]), frozenset([str(x) for x in item[1:2]]))))
         sep = ""
     return out
 
 
-def _contained_at(big: list[tuple[str, str]], small: list[tuple[str, str]]) -> list[int]:
+def _covers(small: Token, big: Token) -> bool:
+    """Whether token ``small`` matches wherever ``big`` does."""
+    return small[0] == big[0] and big[1] <= small[1]
+
+
+def _contained_at(big: list[tuple[str, Token]], small: list[tuple[str, Token]]) -> list[int]:
     """Where ``small`` matches whenever ``big`` does: the token indexes of ``big`` at which
-    ``small``'s tokens appear contiguously with the same separators (``small`` has no gap;
-    ``^``/``$`` only where ``big`` has them)."""
+    ``small``'s tokens cover ``big``'s contiguously, with the same separators (``small``
+    has no gap; ``^``/``$`` only where ``big`` has them)."""
     out: list[int] = []
     if not small or len(small) > len(big):
         return out
     if any(sep in ("g", "h") for sep, _ in small[1:]):
         return out
     for start in range(len(big) - len(small) + 1):
-        if small[0][1] == "^:" and start != 0:
+        if small[0][1][0] == "^" and start != 0:
             break
         ok = True
         for j, (sep, tok) in enumerate(small):
             bsep, btok = big[start + j]
-            if tok != btok or (j and sep != bsep):
+            if not _covers(tok, btok) or (j and sep != bsep):
                 ok = False
                 break
-        if ok and not (small[-1][1] == "$:" and start + len(small) != len(big)):
+        if ok and not (small[-1][1][0] == "$" and start + len(small) != len(big)):
             out.append(start)
     return out
+
+
+def expansion_size(forms: list[Any]) -> int:
+    """How many plain forms the template stands for (collapsed alternatives counted)."""
+    total = 0
+    for form in forms:
+        n = 1
+        for el in form[::2]:
+            if el[0] == "a":
+                n *= max(1, len(el) - 1)
+        total += n
+    return total
 
 
 def _wins(b: RuleSpec, a: RuleSpec, order: Mapping[int, int], same_start: bool) -> bool:
@@ -255,13 +284,14 @@ def tree_findings(
     # per template: normalisation, expansion size, anchors in the middle
     for w, tpl, forms in parsed:
         _normalisation_findings(w, tpl, out)
-        if len(forms) > MANY_FORMS:
+        size = expansion_size(forms)
+        if size > MANY_FORMS:
             out.append(
                 (
                     w.path,
                     w.line,
                     WARNING,
-                    f"{w.owner}: {w.text!r} expands to {len(forms)} forms; put the "
+                    f"{w.owner}: {w.text!r} expands to {size} forms; put the "
                     "alternatives in a concept and write <concept> (faster, and said once)",
                 )
             )
@@ -372,24 +402,27 @@ def _shadow_findings(
     data: LocaleData, parsed: list[tuple[Written, Any, list[Any]]], out: list[Found]
 ) -> None:
     active = {r.id for r in data.active_rules()}
-    entries: list[tuple[Written, RuleSpec, list[list[tuple[str, str]]]]] = []
+    entries: list[tuple[Written, RuleSpec, list[list[tuple[str, Token]]]]] = []
     for w, _, forms in parsed:
         if w.role == "template" and w.rule is not None and w.rule.id in active and forms:
             entries.append((w, w.rule, [_tokens(f) for f in forms]))
     # index the shadowing side by its first token: a form of B is contained in A only
-    # where A has B's first token
-    by_first: dict[str, list[tuple[Written, RuleSpec, list[tuple[str, str]]]]] = {}
+    # where A has (one of the values of) B's first token
+    by_first: dict[tuple[str, str], list[tuple[Written, RuleSpec, list[tuple[str, Token]]]]]
+    by_first = {}
     for w, rule, toks in entries:
         for t in toks:
             if t and not any(sep in ("g", "h") for sep, _ in t[1:]):
-                by_first.setdefault(t[0][1], []).append((w, rule, t))
+                kind, values = t[0][1]
+                for v in values or {""}:
+                    by_first.setdefault((kind, v), []).append((w, rule, t))
     order = {id(r): k for k, r in enumerate(data.rules)}
     for w, rule, toks in entries:
         shadow: tuple[Written, RuleSpec] | None = None
         for form in toks:
             found = None
-            first = 1 if form and form[0][1] == "^:" else 0
-            present = {tok for _, tok in form}
+            first = 1 if form and form[0][1][0] == "^" else 0
+            present = {(tok[0], v) for _, tok in form for v in tok[1] or {""}}
             for tok in present:
                 for bw, brule, bt in by_first.get(tok, ()):
                     if brule is rule or (rule.reads_pasted and not brule.reads_pasted):
@@ -438,12 +471,15 @@ def _collision_findings(
         if w.role not in ("term", "template", "any", "all"):
             continue
         for form in forms:
-            if len(form) != 1 or form[0][0] != "w" or " " in form[0][1]:
+            if len(form) != 1:
                 continue  # only a single word can be mistaken for a frequent word
-            word = form[0][1]
-            if word in own:
-                continue  # a stopword of its own locale: a different problem, not this one
-            hits = sorted(code for code, words in other_stopwords.items() if word in words)
+            hits: list[str] = []
+            for word in _spellings(form[0]):
+                if " " in word or word in own:
+                    continue  # own stopwords: a different problem, not this one
+                hits = sorted(c for c, words in other_stopwords.items() if word in words)
+                if hits:
+                    break
             if hits:
                 langs = ", ".join(f"{names.get(c) or c} ({c})" for c in hits)
                 out.append(
