@@ -270,3 +270,42 @@ def _shared() -> Packs:
     if not _SHARED:
         _SHARED.append(load_packs(["en", "zh"], subject_names=["Dana Reyes"]))
     return _SHARED[0]
+
+
+def test_word_by_word_normalisation_equals_the_whole_run() -> None:
+    """The compiler normalises template words one by one; for every shipped template the
+    result equals normalising each run of words at once (what the text side sees)."""
+    import regex
+
+    from guardlex.rules.compile import normalise_literal
+    from guardlex.rules.compiler import _atoms, split_literal
+    from guardlex.rules.loader import discover, load_locale
+
+    found = discover(entry_points=False)
+    checked = 0
+    for code, folders in sorted(found.items()):
+        for spec in load_locale(code, folders).rules:
+            for template in spec.phrases:
+                for chunk in regex.split(r"\{subject\}|\.\.\.|…|[()\[\]|<>]", template):
+                    if not chunk.strip() or "*" in chunk:
+                        continue
+                    whole = split_literal(normalise_literal(chunk).strip(" "))
+                    assert _atoms(chunk) == whole, (code, spec.id, chunk)
+                    checked += 1
+    assert checked > 1000
+
+
+def test_large_alternations_stay_one_element(write_pack: PackWriter) -> None:
+    """Past 256 forms word alternatives are kept as one element, with the same matches."""
+    xs = " | ".join(f"xa{i}" for i in range(20))
+    ys = " | ".join(f"yb{i}" for i in range(30))
+    template = f"({xs}) [the] ({ys}) ... $"
+    from guardlex.rules.compiler import compile_template
+
+    forms = compile_template(template)
+    assert len(forms) <= 4 and any(el[0] == "a" for el in forms[0][::2])
+    packs = packs_v2(write_pack, [r2("big", templates=[template])])
+    assert packs.route("well xa7 the yb29 now").kind == "refuse"
+    assert packs.route("xa19 yb0").kind == "refuse"
+    assert packs.route("xa7 the yb30").kind == "retrieve"
+    assert packs.route("xa7 yb3 and four more words here").kind == "retrieve"

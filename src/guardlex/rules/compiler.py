@@ -16,9 +16,10 @@ words; ``"h"`` a gap of up to eight characters (next to Han text). A form is sto
 ``[element, separator, element, ...]``: plain JSON, so the pack cache stores programs,
 never pickled objects.
 
-Words are normalised the way the 0.1.0 phrase compiler did (a run of words between
-placeholders normalised at once, so normalisation that depends on neighbouring words
-gives the same result), which keeps converted phrases matching exactly what they did.
+Words are normalised one by one (memoised). The 0.1.0 phrase compiler normalised a run
+of words at once; ``tests/rules/test_template_matching.py`` checks that both give the
+same literal for every template of every shipped pack, so converted phrases match
+exactly what they did.
 """
 
 from __future__ import annotations
@@ -96,6 +97,12 @@ def _expand(node: Node, budget: list[int]) -> list[list[_Tok]]:
                 raise _TooMany
         return out
     if isinstance(node, Alternative):
+        if budget[1] and _plain_words(node):
+            texts = [
+                "".join((" " if k and not w.glued else "") + w.text for k, w in enumerate(o.items))  # type: ignore[union-attr]
+                for o in node.options
+            ]
+            return [[("a", ALT_SEP.join(texts), node.glued)]]
         res: list[list[_Tok]] = []
         for opt in node.options:
             for v in _expand(opt, budget):
@@ -112,6 +119,20 @@ class _TooMany(Exception):
     pass
 
 
+#: Joins the options of a collapsed alternative inside a flat token.
+ALT_SEP = "\x1f"
+#: A template with more forms than this keeps its word-only alternatives as one
+#: ``["a", spelling, ...]`` element instead of expanding them (the linter warns here too).
+COLLAPSE_FROM = 256
+
+
+def _plain_words(alt: Alternative) -> bool:
+    """Every option is one or more plain words (no placeholder, gap, stem or nesting)."""
+    return len(alt.options) > 1 and all(
+        o.items and all(isinstance(i, Word) for i in o.items) for o in alt.options
+    )
+
+
 #: A run of words with more optional spaces than this is split into separate literals
 #: (each a whole word) instead of being expanded into every joined/split spelling.
 MAX_OPTIONAL_SPACES = 6
@@ -124,7 +145,14 @@ def _atoms(chunk: str) -> list[tuple[str, list[str]]]:
     each joined and split spelling (one literal, so no word boundary is required
     inside it, as in 0.1.0). Other spaces stay inside the literal.
     """
-    lit = normalise_literal(chunk).strip(" ")
+    # word by word (memoised: words repeat across thousands of templates); the test
+    # suite checks this equals normalising the run at once for every shipped template
+    lit = " ".join(w for w in (normalise_literal(x).strip(" ") for x in chunk.split()) if w)
+    return split_literal(lit)
+
+
+def split_literal(lit: str) -> list[tuple[str, list[str]]]:
+    """``_atoms`` of an already normalised run of words."""
     if not lit.strip(" " + ZWNJ):
         return []
     pieces: list[str] = []  # text, then optional separators between pieces
@@ -145,6 +173,15 @@ def _atoms(chunk: str) -> list[tuple[str, list[str]]]:
     for p in pieces[1:]:
         spellings = [x + sep + p for x in spellings for sep in ("", " ")]
     return [(" ", spellings)]
+
+
+def _han_edge(el: Element, last: bool) -> bool:
+    """Does a literal element end (``last``) or begin with a Han character?"""
+    if el[0] in ("w", "t"):
+        return is_han(el[1][-1] if last else el[1][0])
+    if el[0] == "a":
+        return any(is_han(sp[-1] if last else sp[0]) for sp in el[1:])
+    return False
 
 
 def _forms(tokens: list[_Tok]) -> list[Form]:
@@ -181,6 +218,13 @@ def _form(tokens: list[_Tok]) -> Form | None:
         if kind == "w":
             for k, (sep, spellings) in enumerate(_atoms(value)):
                 flat.append((sep if k else " ", ["w", *spellings], glued if k == 0 else False))
+        elif kind == "a":
+            options: list[str] = []
+            for option in value.split(ALT_SEP):
+                for _sep, sps in _atoms(option):
+                    options.extend(x for x in sps if x not in options)
+            if options:
+                flat.append((" ", ["a", *options], glued))
         elif kind == "g":
             if flat and flat[-1][1][0] == "g":
                 continue
@@ -202,9 +246,7 @@ def _form(tokens: list[_Tok]) -> Form | None:
         if form:
             gap = flat[i - 1][1][0] == "g"
             before = flat[i - 2][1] if gap else flat[i - 1][1]
-            han = (before[0] in ("w", "t") and is_han(before[1][-1])) or (
-                el[0] in ("w", "t") and is_han(el[1][0])
-            )
+            han = _han_edge(before, last=True) or _han_edge(el, last=False)
             if gap:
                 sep = "h" if han else "g"
             elif el[0] == "$" or before[0] == "^" or glued:
@@ -222,7 +264,10 @@ def compile_template(text: str, path: str = "<template>", line: int = 1) -> list
     """Every form of one template (see the module docstring), in written order."""
     tpl = parse_template(text, path, line)
     try:
-        flat = _expand(tpl.root, [MAX_FORMS])
+        try:
+            flat = _expand(tpl.root, [COLLAPSE_FROM, 0])
+        except _TooMany:  # keep word alternatives as one element each
+            flat = _expand(tpl.root, [MAX_FORMS, 1])
     except _TooMany:
         raise PackError(
             f"the template {text!r} has more than {MAX_FORMS} forms (alternatives times "
