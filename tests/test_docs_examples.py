@@ -24,7 +24,7 @@ def test_extension_example_in_extending_md_loads_and_routes(tmp_path: Path) -> N
     folder.mkdir()
     (folder / "refusal.yaml").write_text(block, encoding="utf-8")
     packs = guardlex.load_packs(["en"], paths=[tmp_path], cache=False)
-    for rule in data["engagement"]:
+    for rule in data["rules"]:
         for text in rule["examples"]["match"]:
             assert packs.route(text).category == "engagement", text
         for text in rule["examples"]["no_match"]:
