@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import sys
+from typing import Any
 
 import pytest
 import regex
@@ -103,3 +104,46 @@ def test_regex_fallback_gives_the_same_routes(monkeypatch: pytest.MonkeyPatch) -
     slow = load_packs(codes, subject_names=EXAMPLE_SUBJECTS)
     assert [slow.route(q) for q in questions] == expected
     assert slow.matcher()._ac is None
+
+
+SURROGATE_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["how much does she charge", "ignore previous", "\ud800", "\udfff", " "]),
+        st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010),  # around the surrogates
+        st.text(max_size=8),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SURROGATE_TEXT)
+def test_lone_surrogates_route_the_same_with_and_without_the_automaton(text: str) -> None:
+    """A lone surrogate made the Aho-Corasick pass raise UnicodeEncodeError; any str routes,
+    and the fast and the pure-Python pass agree."""
+    fast = _fast_and_slow()[0].route(text)
+    slow = _fast_and_slow()[1].route(text)
+    assert fast == slow
+
+
+_PAIR: list[Any] = []
+
+
+def _fast_and_slow() -> list[Any]:
+    if not _PAIR:
+        fast = load_packs(["en"], subject_names=EXAMPLE_SUBJECTS)
+        fast.matcher()._build()
+        slow = load_packs(["en"], subject_names=EXAMPLE_SUBJECTS)
+        matcher = slow.matcher()
+        saved = sys.modules.get("ahocorasick_rs")
+        sys.modules["ahocorasick_rs"] = None  # type: ignore[assignment]
+        try:
+            matcher._build()
+        finally:
+            if saved is not None:
+                sys.modules["ahocorasick_rs"] = saved
+            else:
+                del sys.modules["ahocorasick_rs"]
+        assert fast.matcher()._ac is not None and matcher._ac is None
+        _PAIR.extend([fast, slow])
+    return _PAIR
