@@ -23,8 +23,9 @@ is packaged in a usable state) and kept only when they can be told apart:
   launched") and the elative (أشبه "more like"), which no word list tells apart;
 * the past 1sg of defective verbs in ``-يت`` (رأيت "I saw", قضيت): unlike ``-ت`` of
   sound verbs (عملت is also "she worked"), the feminine is spelled apart (رأت); kept
-  when the masculine (رأى) is a frequent word and the 1pl (رأينا) and the feminine are
-  attested (ستريت "Street" is a name); not in the 4th form (أجريت is also "was held").
+  when the masculine (رأى) is a frequent word, the 1pl (رأينا) attested and the
+  feminine (رأت) frequent: verbs in ي (بقي "he remained") make the feminine بقيت, spelled
+  like the 1sg; ستريت "Street" is a name; not in the 4th form (أجريت "was held").
 
 Everything is compared after ``guardlex.normalise``. ``disabled`` in the hand-written
 ``first_person.yaml`` removes what the rules still get wrong (أحيانا "sometimes").
@@ -113,7 +114,9 @@ def generate() -> str:
         if (
             zipf.get(stem + normalise("ى"), 0.0) >= STEM_ZIPF
             and zipf.get(stem + normalise("ينا"), 0.0) > 0  # رأينا "we saw"
-            and zipf.get(stem + normalise("ت"), 0.0) > 0  # رأت "she saw"
+            # the feminine رأت "she saw" is a frequent word: verbs in ي (بقي) make it بقيت,
+            # spelled like the 1sg, and بقت is not a word
+            and zipf.get(stem + normalise("ت"), 0.0) >= STEM_ZIPF
         ):
             past.add(n)
     for w in words:
