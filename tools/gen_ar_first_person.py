@@ -23,9 +23,10 @@ is packaged in a usable state) and kept only when they can be told apart:
   launched") and the elative (أشبه "more like"), which no word list tells apart;
 * the past 1sg of defective verbs in ``-يت`` (رأيت "I saw", قضيت): unlike ``-ت`` of
   sound verbs (عملت is also "she worked"), the feminine is spelled apart (رأت); kept
-  when the masculine (رأى) is a frequent word, the 1pl (رأينا) attested and the
-  feminine (رأت) frequent: verbs in ي (بقي "he remained") make the feminine بقيت, spelled
-  like the 1sg; ستريت "Street" is a name; not in the 4th form (أجريت "was held").
+  when the masculine in ى (رأى) is a frequent word and more frequent than the spelling
+  in ي (verbs in ي, بقي "he remained", make the feminine بقيت, spelled like the 1sg), the
+  1pl (رأينا) attested and the feminine (رأت) frequent (ستريت "Street" is a name); not
+  in the 4th form (أجريت "was held").
 
 Everything is compared after ``guardlex.normalise``. ``disabled`` in the hand-written
 ``first_person.yaml`` removes what the rules still get wrong (أحيانا "sometimes").
@@ -104,21 +105,20 @@ def generate() -> str:
     # past 1sg of defective verbs: رأيت, قضيت, بقيت (the 3rd feminine is رأت, قضت), when
     # the 3rd masculine (رأى) is a frequent word
     past = set()
-    suffix_yt = normalise("يت")
-    for n in zipf:
-        if len(n) < 4 or not n.endswith(suffix_yt) or n.startswith(article):
-            continue
-        if n.startswith(normalise("أ")):
-            continue  # 4th form: أجريت is also the passive feminine "was conducted"
-        stem = n[:-2]
+    for w in words:
+        if len(w) < 4 or not w.endswith("يت") or w.startswith(("ال", "أ", "إ")):
+            continue  # 4th form (أجريت is also "was held"); the article
+        stem = w[:-2]
+        masc = zipf_frequency(stem + "ى", "ar")
         if (
-            zipf.get(stem + normalise("ى"), 0.0) >= STEM_ZIPF
-            and zipf.get(stem + normalise("ينا"), 0.0) > 0  # رأينا "we saw"
-            # the feminine رأت "she saw" is a frequent word: verbs in ي (بقي) make it بقيت,
-            # spelled like the 1sg, and بقت is not a word
-            and zipf.get(stem + normalise("ت"), 0.0) >= STEM_ZIPF
+            masc >= STEM_ZIPF
+            # a verb in ى (رأى, قضى); one in ي (بقي "he remained", نسي) makes its
+            # feminine بقيت, spelled like the 1sg
+            and masc >= zipf_frequency(stem + "ي", "ar")
+            and zipf_frequency(stem + "ينا", "ar") > 0  # رأينا "we saw"
+            and zipf_frequency(stem + "ت", "ar") >= STEM_ZIPF  # رأت "she saw"
         ):
-            past.add(n)
+            past.add(normalise(w))
     for w in words:
         if len(w) < 4 or not w.startswith("ي"):
             continue
