@@ -20,7 +20,7 @@ is packaged in a usable state) and kept only when they can be told apart:
   (نعرف, also with the future س- and the conjunctions و- ف-) when attested and clearly
   rarer than the ي- form (نخيل "palms" is a word of its own); the 1st singular أ- only
   with the future (سأعرف): bare أفعل is also the past of the 4th form (أطلق "he
-  launched") and the elative (أشبه "more like"), which no word list tells apart;
+  launched"), the elative (أشبه "more like") and, normalised, the imperative (اجعل);
 * the past 1sg of defective verbs in ``-يت`` (رأيت "I saw", قضيت): unlike ``-ت`` of
   sound verbs (عملت is also "she worked"), the feminine is spelled apart (رأت); kept
   when the masculine in ى (رأى) is a frequent word and more frequent than the spelling
@@ -50,7 +50,6 @@ WORDS = 200_000
 STEM_ZIPF = 2.5
 STEM_SLACK = 0.5
 PREFIX_MARGIN = 0.3
-PREFIX_SLACK = 0.3
 PROCLITICS = ("", "و", "ف")
 
 
@@ -132,23 +131,13 @@ def generate() -> str:
                 for form in (pro + "ن" + rest, pro + "سن" + rest):
                     if zipf_frequency(form, "ar") > 0:
                         prefixed.add(normalise(form))
-        # 1sg أ-: with the future س- (سأعرف) wherever attested. Bare أفعل is also the
-        # past of the 4th form (أطلق "he launched", whose verbal noun إطلاق is a word)
-        # and the elative (أشبه "more like", feminine شبهى... rarely written): kept
-        # only for sound three-letter roots without a 4th-form verbal noun, without
-        # weak letters, and not spelled like a more frequent word without the hamza.
+        # 1sg أ-: only with the future س- (سأعرف). Bare أفعل is also the past of the
+        # 4th form (أطلق "he launched"), the elative (أشبه "more like") and, once the
+        # hamza is normalised away, the imperative (اجعل "make"); the frequent bare
+        # forms are hand-written in first_person.yaml.
         for pro in PROCLITICS:
             if zipf_frequency(pro + "سأ" + rest, "ar") > 0:
                 prefixed.add(normalise(pro + "سأ" + rest))
-        a = zipf_frequency("أ" + rest, "ar")
-        if (
-            len(rest) == 3
-            and not any(ch in "اويىءئؤة" for ch in rest)
-            and 0 < a <= base + PREFIX_SLACK
-            and zipf_frequency("إ" + rest[:2] + "ا" + rest[2], "ar") == 0
-            and zipf_frequency("ا" + rest, "ar") < a
-        ):
-            prefixed.add(normalise("أ" + rest))
     forms = sorted((na | ti | ni | prefixed | past) - disabled - listed)
     source = (
         f"wordfreq {version('wordfreq')} Arabic word list ({WORDS} words, frequencies);"
