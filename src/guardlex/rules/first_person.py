@@ -31,6 +31,7 @@ writing a script present in the text is checked too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import unicodedata
@@ -297,9 +298,9 @@ def quoted_spans(flat: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[int,
 def _written_ok(
     matcher: _Matcher,
     flat: str,
-    span: tuple[int, int],
     text: str,
     offsets: list[Any],
+    span: tuple[int, int],
     also: frozenset[str] = frozenset(),
 ) -> bool:
     """False when the entry must be written exactly and ``text`` spells it otherwise."""
@@ -368,15 +369,8 @@ def find(
                 ):
                     if spans is None:
                         spans = [m.span() for m in _TOKEN.finditer(flat, timeout=timeout)]
-                    found.extend(
-                        matcher.first(
-                            flat,
-                            spans,
-                            lambda sp, also, m=matcher: _written_ok(
-                                m, flat, sp, text, offsets, also
-                            ),
-                        )
-                    )
+                    written = functools.partial(_written_ok, matcher, flat, text, offsets)
+                    found.extend(matcher.first(flat, spans, written))
             if fp is not None:
                 found.extend(m.span() for m in fp.finditer(flat, overlapped=True, timeout=timeout))
             if not found:
