@@ -323,6 +323,7 @@ class Matcher:
         self._by_anchor: dict[str, list[tuple[int, int]]] = {}
         self._always: list[tuple[int, int]] = []
         self._concept_index: dict[tuple[str, str], tuple[dict[str, list[Any]], list[Any]]] = {}
+        self._concept_keys: dict[tuple[str, str], frozenset[str] | None] = {}
         for loc in locales:
             code = str(loc["code"])
             self.concepts[code] = loc.get("concepts") or {}
@@ -407,6 +408,38 @@ class Matcher:
         self._scan: regex.Pattern[str] | None = None
         self._prefixes: list[tuple[int, ...]] = []
         self._built = False
+
+    def concept_keys(
+        self, locale: str, name: str, _trail: frozenset[tuple[str, str]] = frozenset()
+    ) -> frozenset[str] | None:
+        """Words at least one of which occurs wherever the concept occurs, or None when
+        that cannot be said (a form with only a stem, the subject or a number)."""
+        key = (locale, name)
+        if key in self._concept_keys:
+            return self._concept_keys[key]
+        if key in _trail:
+            return None
+        out: set[str] = set()
+        result: frozenset[str] | None = None
+        for form in self.concepts.get(locale, {}).get(name, ()):
+            els = form[::2]
+            words = [el[1] for el in els if el[0] == "w"]
+            if words:
+                out.add(max(words, key=len))
+                continue
+            alts = [el[1:] for el in els if el[0] == "a"]
+            if alts:
+                out.update(alts[0])
+                continue
+            subs = [el[1] for el in els if el[0] == "c"]
+            sub = self.concept_keys(locale, subs[0], _trail | {key}) if subs else None
+            if sub is None:
+                break
+            out.update(sub)
+        else:
+            result = frozenset(out)
+        self._concept_keys[key] = result
+        return result
 
     def concept_index(self, locale: str, name: str) -> tuple[dict[str, list[Any]], list[Any]]:
         """A concept's forms filed under their longest literal word (a form cannot
@@ -574,7 +607,11 @@ class Matcher:
             add(self._by_stem.get(t, ()))
         for a in occ.anchors:
             add(self._by_anchor.get(a, ()))
+        present = occ.words.keys() | occ.procl.keys()
         for (code, name), refs in self._by_concept.items():
+            keys = self.concept_keys(code, name)
+            if keys is not None and keys.isdisjoint(present):
+                continue  # none of the words one of its forms needs occurred
             if occ.concept(code, name):
                 add(refs)
         rules = self.rules
