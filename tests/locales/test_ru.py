@@ -37,8 +37,8 @@ def _refusal_examples() -> list[tuple[str, str]]:
     refusal = yaml.safe_load((PACK_DIR / "refusal.yaml").read_text(encoding="utf-8"))
     return [
         (ex, category)
-        for category in ("engagement", "personal_data", "speculation", "meta", "task")
-        for rule in refusal[category]
+        for rule in refusal["rules"]
+        for category in (rule["category"],)
         for ex in rule["examples"]["match"]
     ]
 

@@ -47,9 +47,8 @@ def _match_examples() -> list[tuple[str, str, str | None]]:
     """(example, expected kind, expected category or topic) for every zh rule."""
     out: list[tuple[str, str, str | None]] = []
     refusal = yaml.safe_load((PACK_DIR / "refusal.yaml").read_text(encoding="utf-8"))
-    for category in ("engagement", "personal_data", "speculation", "meta", "task"):
-        for rule in refusal[category]:
-            out += [(ex, "refuse", category) for ex in rule["examples"]["match"]]
+    for rule in refusal["rules"]:
+        out += [(ex, "refuse", rule["category"]) for ex in rule["examples"]["match"]]
     overview = yaml.safe_load((PACK_DIR / "overview.yaml").read_text(encoding="utf-8"))
     for rule in overview["rules"]:
         out += [(ex, "overview", None) for ex in rule["examples"]["match"]]
