@@ -35,6 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "guardlex" / "locales" / "fa" / "first_person.yaml"
 ZWNJ = "\u200c"
 TOP_LEMMAS = 200
+#: How many of words.dat's most frequent nouns get the first-person possessive enclitics.
+TOP_NOUNS = 3000
+#: The enclitics ("my", "our") after a consonant, and after a long vowel ا/و (with ی).
+ENCLITICS = ("م", "مان")
+ENCLITICS_AFTER_VOWEL = ("یم", "یمان")
 
 # The hand-written part (standalone pronouns, the copula, exceptions, examples) is
 # language data: it lives in locales/fa/locale.yaml under ``first_person_seed``.
@@ -171,6 +176,41 @@ def nonverbs(normalise: Callable[[str], str]) -> dict[str, str]:
     return out
 
 
+def possessed_nouns(
+    words: Iterable[tuple[str, int, Iterable[str]]], normalise: Callable[[str], str]
+) -> tuple[set[str], int]:
+    """Frequent nouns with the first-person possessive enclitic (کتابم, تیممان, دانشجویم).
+
+    A form is kept only where it can be told apart from ordinary words: it must not
+    itself be a word of the lexicon (قدم, مردم, چشم are words, not "my قد"). Nouns
+    ending in ه or ی take the enclitic after a ZWNJ (خانه‌ام), which normalisation
+    splits into two words; the separate ام is the copula, listed by hand.
+    """
+    rows = [(w, f, [t for t in tags if t and t != "0"]) for w, f, tags in words]
+    known = {normalise(w) for w, _f, _t in rows}
+    nouns = sorted(
+        (
+            (w, f)
+            for w, f, tags in rows
+            if "N" in tags and len(w) >= 3 and " " not in w and ZWNJ not in w
+        ),
+        key=lambda x: (-x[1], x[0]),
+    )[:TOP_NOUNS]
+    out: set[str] = set()
+    dropped = 0
+    for noun, _f in nouns:
+        if noun.endswith(("ه", "ی", "ي")):
+            continue
+        endings = ENCLITICS_AFTER_VOWEL if noun.endswith(("ا", "و")) else ENCLITICS
+        for ending in endings:
+            form = normalise(noun + ending)
+            if form in known:
+                dropped += 1
+            else:
+                out.add(form)
+    return out, dropped
+
+
 def generate() -> str:
     """The full text of ``locales/fa/first_person.yaml``."""
     import hazm
@@ -189,7 +229,8 @@ def generate() -> str:
     dropped = sorted(c for c in candidates if c in blocked)
     forms = sorted(c for c in candidates if c not in blocked)
     seed_pronouns, copula, seed_exceptions, examples = seed()
-    forms = sorted(set(forms) | {normalise(c) for c in copula})
+    possessed, possessed_dropped = possessed_nouns(hazm.words_list(), normalise)
+    forms = sorted(set(forms) | {normalise(c) for c in copula} | (possessed - blocked.keys()))
     pronouns = [normalise(p) for p in seed_pronouns]
     exceptions = [normalise(e) for e in seed_exceptions]
 
@@ -210,6 +251,11 @@ def generate() -> str:
         *(f"#   {name}" for name in [*PAST_TENSES, *PRESENT_TENSES]),
         "# plus colloquial present with می/نمی/ب from iverbs.dat, and the copula by hand.",
         "# Spellings: joined (میکنم) and split (می کنم), normalised with guardlex.normalise.",
+        f"# Possessives: the {TOP_NOUNS} most frequent nouns of words.dat with the enclitics"
+        " ـم/ـمان",
+        f"# (ـیم/ـیمان after ا/و): {len(possessed)} forms; {possessed_dropped} dropped because"
+        " the form",
+        "# is itself a word of words.dat (قدم، مردم، چشم).",
         f"# Filter: {len(dropped)} forms dropped because words.dat tags them as non-verbs:",
     ]
     line = "#  "
