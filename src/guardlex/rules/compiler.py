@@ -230,6 +230,8 @@ def _form(tokens: list[_Tok]) -> Form | None:
                 continue
             flat.append((" ", ["g"], glued))
         else:
+            if kind == "t":  # a stem is matched on normalised text too (تعليمات* -> تعلیمات)
+                value = normalise_literal(value).strip(" ") or value
             el = [kind, value] if kind in ("c", "t") else [kind]
             flat.append((" ", el, glued))
     while flat and flat[0][1][0] == "g":
