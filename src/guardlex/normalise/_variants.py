@@ -86,9 +86,18 @@ def _sub(pattern: str, repl: str | Callable[..., str], text: str) -> str:
     return S._re(pattern).sub(repl, text, timeout=S.timeout_for(text))
 
 
-def _drop(pattern: str) -> Callable[..., str]:
+def _drop(pattern: str, words: Collection[str] | None = None) -> Callable[..., str]:
+    """Remove ``pattern`` inside a match; with ``words``, leave a run alone whose parts
+    are all known words of more than one code point (Hindi में क्या है are single letter
+    clusters, but words, not a word spelled out)."""
+
     def repl(m: object) -> str:
-        return _sub(pattern, "", m.group(0))  # type: ignore[attr-defined]
+        run = str(m.group(0))  # type: ignore[attr-defined]
+        if words is not None:
+            parts = [p for p in S._re(pattern).split(run, timeout=S.timeout_for(run)) if p]
+            if parts and all(len(p) > 1 and p in words for p in parts):
+                return run
+        return _sub(pattern, "", run)
 
     return repl
 
@@ -322,7 +331,7 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
         any(c in base for c in _SEPS) or sum(len(t) <= 2 for t in base.split(" ")) >= 2
     )
     if spaced_like:
-        spaced = _sub(_SPACED, _drop(_SEP), base)
+        spaced = _sub(_SPACED, _drop(_SEP, words), base)
         if han:
             spaced = _sub(_HAN_SPACED, _drop(_HAN_SEP), spaced)
         add(spaced)
@@ -333,7 +342,7 @@ def variants(text: str, words: Collection[str] | None = None) -> tuple[str, ...]
                 add(normalise(_sub(_SINGLE_GAP, "", visible)))
             add(_unspace_keep(base, keep_last=True))
             add(_unspace_keep(base, keep_last=False))
-        every = _sub(_SPACED, _drop(_SEP), every)
+        every = _sub(_SPACED, _drop(_SEP, words), every)
         if han:
             every = _sub(_HAN_SPACED, _drop(_HAN_SEP), every)
     if han:
