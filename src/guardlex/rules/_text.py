@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Protocol
 
 import regex
@@ -32,6 +33,7 @@ class NormalisedLike(Protocol):
     def source_span(self, start: int, end: int) -> tuple[int, int]: ...
 
 
+@lru_cache(maxsize=8192)
 def is_han(ch: str) -> bool:
     """True for a CJK ideograph: such characters need no word boundary."""
     return bool(ch) and _HAN.match(ch, timeout=1.0) is not None
@@ -51,8 +53,9 @@ def _load_normaliser() -> tuple[Callable[[str], str], Callable[[str], Normalised
     return normalise, normalise_with_offsets
 
 
+@lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
-    """Normalise ``text`` with the one guardlex normaliser."""
+    """Normalise ``text`` with the one guardlex normaliser (memoised: packs repeat words)."""
     return _load_normaliser()[0](text)
 
 

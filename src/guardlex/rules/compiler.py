@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from guardlex.errors import PackError
@@ -145,10 +146,16 @@ def _atoms(chunk: str) -> list[tuple[str, list[str]]]:
     each joined and split spelling (one literal, so no word boundary is required
     inside it, as in 0.1.0). Other spaces stay inside the literal.
     """
+    return [(sep, list(sps)) for sep, sps in _atoms_cached(chunk)]
+
+
+@lru_cache(maxsize=65536)
+def _atoms_cached(chunk: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``_atoms`` memoised (immutable): the same runs recur across many templates."""
     # word by word (memoised: words repeat across thousands of templates); the test
     # suite checks this equals normalising the run at once for every shipped template
     lit = " ".join(w for w in (normalise_literal(x).strip(" ") for x in chunk.split()) if w)
-    return split_literal(lit)
+    return tuple((sep, tuple(sps)) for sep, sps in split_literal(lit))
 
 
 def split_literal(lit: str) -> list[tuple[str, list[str]]]:

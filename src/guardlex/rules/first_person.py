@@ -86,6 +86,7 @@ def _literal(word: str) -> str:
     return normalise_literal(word).strip(" ")
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_plain(lit: str) -> bool:
     """Words of word characters joined by one space or hyphen (matched by token lookup)."""
     from guardlex.rules._text import is_han, is_word_char

@@ -9,6 +9,7 @@ folder. Later sources extend earlier ones; see ``docs/extending.md``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable, Sequence
@@ -238,9 +239,23 @@ def _rule_from(
 
 
 def _merge_words(target: list[str], words: Iterable[str]) -> None:
+    """Append the words not yet in ``target``, in order (linear: a set of what is there)."""
+    try:
+        seen = set(target)
+    except TypeError:  # an unhashable entry (the schema reports it): keep list semantics
+        for w in words:
+            if w not in target:
+                target.append(w)
+        return
     for w in words:
-        if w not in target:
+        try:
+            new = w not in seen
+        except TypeError:
+            new = w not in target
+        if new:
             target.append(w)
+            with contextlib.suppress(TypeError):
+                seen.add(w)
 
 
 def _merge_file(data: LocaleData, pf: PackFile) -> None:
