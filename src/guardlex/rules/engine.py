@@ -336,12 +336,14 @@ class Packs:
         m = self.matcher()
         try:
             alone = m.occurrences(ctext)
-            hit = m.route_section(alone, "refusal")
+            veto = self._foreign_veto(m, alone, text)
+            hit = m.route_section(alone, "refusal", veto=veto)
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
-                hit = m.route_section(m.occurrences(sanitise(reading)), "refusal")
+                seen = m.occurrences(sanitise(reading))
+                hit = m.route_section(seen, "refusal", veto=self._foreign_veto(m, seen, text))
                 if hit is not None:
                     return self._route("refuse", hit, None, reading, 0)
             overview = m.route_section(alone, "overview")
@@ -364,6 +366,20 @@ class Packs:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
+
+    def _foreign_veto(self, m: Matcher, occ: Any, text: str) -> Any:
+        """A veto for refusal hits of a locale other than the question's language whose
+        language's own guards of that category occur (``Matcher.guarded_in``)."""
+        language: list[str] = []
+
+        def veto(rule: Any) -> bool:
+            if len(self._order) < 2:
+                return False
+            if not language:
+                language.append(self.detect_locale(text))
+            return bool(m.guarded_in(occ, rule, language[0]))
+
+        return veto
 
     def _variant_words(self) -> frozenset[str]:
         """Normalised words of every loaded pack, for re-reading disguised questions."""

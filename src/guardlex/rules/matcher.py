@@ -776,18 +776,46 @@ class Matcher:
         hi = max(e for _, (_, e) in chosen)
         return Hit(rule, (lo, hi), tuple(sorted(chosen, key=lambda c: c[1])))
 
-    def route_section(self, occ: _Occurrences, section: str, offset: int = 0) -> Hit | None:
-        """The winning match of a section (see ``precedence``)."""
+    def route_section(
+        self,
+        occ: _Occurrences,
+        section: str,
+        offset: int = 0,
+        veto: Callable[[Rule], bool] | None = None,
+    ) -> Hit | None:
+        """The winning match of a section (see ``precedence``); ``veto`` drops a hit."""
         best: tuple[tuple[Any, ...], Hit] | None = None
         for rule, live in self.candidates(occ, section):
             if best is not None and rule.priority < best[1].rule.priority:
                 break  # candidates come in priority order: nothing later can win
             hit = self.evaluate(rule, occ, offset, live=live)
+            if hit is not None and veto is not None and veto(rule):
+                continue
             if hit is not None:
                 key = (-rule.priority, hit.span[0], *precedence(rule)[1:])
                 if best is None or key < best[0]:
                     best = (key, hit)
         return best[1] if best is not None else None
+
+    def guarded_in(self, occ: _Occurrences, rule: Rule, locale: str) -> bool:
+        """True when a guard of ``locale``'s rules of the same category occurs.
+
+        Every locale's rules run on every question, so a loanword rule of one locale
+        ("jailbreak", "prompt") can fire on a question in another language, whose hard
+        negatives that locale's guards do not describe. The guards of the question's own
+        language do: "What does she recommend for jailbreak detection?" is vetoed by
+        the English rules' guards, whatever pack the trigger came from.
+        """
+        if rule.locale == locale:
+            return False
+        for other in self.rules:
+            if other.locale != locale or other.category != rule.category or not other.frame:
+                continue
+            for item in other.frame["none"]:
+                for form in item["forms"]:
+                    if occ.form_spans(form, locale):
+                        return True
+        return False
 
 
 def _key(hit: Hit) -> tuple[int, int]:
