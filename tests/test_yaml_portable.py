@@ -24,6 +24,6 @@ FILES = sorted(
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_yaml_reads_the_same_with_both_parsers(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    pure = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
-    fast = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    pure = yaml.load(text, Loader=yaml.SafeLoader)
+    fast = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     assert pure == fast
