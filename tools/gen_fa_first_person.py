@@ -192,7 +192,11 @@ def possessed_nouns(
         (
             (w, f)
             for w, f, tags in rows
-            if "N" in tags and len(w) >= 3 and " " not in w and ZWNJ not in w
+            if "N" in tags
+            and not {"ADV", "P", "CONJ", "PRO", "DET", "NUM"} & set(tags)
+            and len(w) >= 3
+            and " " not in w
+            and ZWNJ not in w
         ),
         key=lambda x: (-x[1], x[0]),
     )[:TOP_NOUNS]
@@ -251,7 +255,7 @@ def generate() -> str:
         *(f"#   {name}" for name in [*PAST_TENSES, *PRESENT_TENSES]),
         "# plus colloquial present with می/نمی/ب from iverbs.dat, and the copula by hand.",
         "# Spellings: joined (میکنم) and split (می کنم), normalised with guardlex.normalise.",
-        f"# Possessives: the {TOP_NOUNS} most frequent nouns of words.dat with the enclitics"
+        f"# Possessives: the {TOP_NOUNS} most frequent nouns of words.dat (not adverbs, numbers, …) with the enclitics"
         " ـم/ـمان",
         f"# (ـیم/ـیمان after ا/و): {len(possessed)} forms; {possessed_dropped} dropped because"
         " the form",

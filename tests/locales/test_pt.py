@@ -83,7 +83,7 @@ def test_research_into_product_is_answered() -> None:
     ("text", "hit"),
     [
         ("Eu desenvolvi o sistema de busca.", "Eu"),
-        ("Nós desenvolvemos o sistema.", "desenvolvemos"),
+        ("Nós desenvolvemos o sistema.", "Nós"),
         ("Trabalhei na Quillmark.", "Trabalhei"),
         ("Os resultados aparecem nos gráficos do artigo.", None),  # nós == nos (em + os)
         ("O sistema é preciso e rápido.", None),  # "preciso" is also an adjective
