@@ -255,8 +255,8 @@ def generate() -> str:
         *(f"#   {name}" for name in [*PAST_TENSES, *PRESENT_TENSES]),
         "# plus colloquial present with می/نمی/ب from iverbs.dat, and the copula by hand.",
         "# Spellings: joined (میکنم) and split (می کنم), normalised with guardlex.normalise.",
-        f"# Possessives: the {TOP_NOUNS} most frequent nouns of words.dat (not adverbs, numbers, …) with the enclitics"
-        " ـم/ـمان",
+        f"# Possessives: the {TOP_NOUNS} most frequent nouns of words.dat (not also adverbs,",
+        "# numbers, …) with the enclitics ـم/ـمان",
         f"# (ـیم/ـیمان after ا/و): {len(possessed)} forms; {possessed_dropped} dropped because"
         " the form",
         "# is itself a word of words.dat (قدم، مردم، چشم).",

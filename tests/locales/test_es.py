@@ -104,7 +104,8 @@ def test_elliptical_price_question_ends_at_the_question_mark() -> None:
         ("Su trabajo se centra en RAG.", None),  # "trabajo" is a noun here: left out
         ("Explica cómo funciona la búsqueda.", None),  # "como" is never first person
         ("Recomienda que el equipo trabaje con datos reales.", None),  # trabajé == trabaje
-        ("Sé que ella publicó en 2022.", "Sé"),  # "I know": the accent, read as written, tells sé from se
+        # "I know": the accent, read as written, tells sé from se
+        ("Sé que ella publicó en 2022.", "Sé"),
         ("Se publicó en 2022.", None),  # the reflexive se
     ],
 )
