@@ -310,17 +310,24 @@ class Packs:
         """Refusal rules of every locale, then overview rules, else retrieve.
 
         Among matching rules the precedence of ``docs/packs.md`` decides (``priority``,
-        then category order, then id), whatever locales are loaded. A follow-up is
-        checked alone first, then joined with ``previous``:
+        then the leftmost match, then category order, then file order), whatever
+        locales are loaded. A refusal from a locale other than the question's language
+        is dropped when that language's own guards of the category occur
+        (``Matcher.guarded_in``). In this order:
 
-        1. a refusal match in the joined text that reaches into ``text`` refuses
-           ("How much does she" + "charge per day?");
-        2. an elliptical follow-up inherits a refusal of ``previous`` ("Is she free in
-           May?" + "And in June?"); ``span`` is then None. Elliptical means: it matches
-           no rule on its own and has at most ``FOLLOW_UP_SHORT_WORDS`` words, or at
-           most ``FOLLOW_UP_MAX_WORDS`` words of which fewer than two are significant,
-           by the measure keyword coverage uses (``significant_words``);
-        3. overview rules: alone, then a joined match reaching into ``text``.
+        1. the question alone; then each disguised reading of it
+           (``guardlex.normalise.variants``): a refusal in any reading wins, ``span``
+           None;
+        2. overview rules on the question alone (a complete overview question stands on
+           its own);
+        3. with ``previous``: a refusal match in the joined text that adds a content
+           word of the follow-up ("How much does she" + "charge per day?");
+        4. an elliptical follow-up inherits a refusal of ``previous`` ("Is she free in
+           May?" + "And in June?"); ``span`` is then None. Elliptical means: it has at
+           most ``FOLLOW_UP_SHORT_WORDS`` words, or at most ``FOLLOW_UP_MAX_WORDS``
+           words of which fewer than two are significant (``significant_words``), and
+           no concept of any loaded locale occurs in it with a content word;
+        5. overview rules on the joined text, when the follow-up adds a content word.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
         previous question was.
@@ -335,15 +342,18 @@ class Packs:
         offset = len(prev) + 1
         m = self.matcher()
         try:
+            language: list[str] = []  # the question's language, found once if needed
             alone = m.occurrences(ctext)
-            veto = self._foreign_veto(m, alone, text)
-            hit = m.route_section(alone, "refusal", veto=veto)
+            hit = m.route_section(
+                alone, "refusal", veto=self._foreign_veto(m, alone, text, language)
+            )
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
                 seen = m.occurrences(sanitise(reading))
-                hit = m.route_section(seen, "refusal", veto=self._foreign_veto(m, seen, text))
+                veto = self._foreign_veto(m, seen, text, language)
+                hit = m.route_section(seen, "refusal", veto=veto)
                 if hit is not None:
                     return self._route("refuse", hit, None, reading, 0)
             overview = m.route_section(alone, "overview")
@@ -367,10 +377,13 @@ class Packs:
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
 
-    def _foreign_veto(self, m: Matcher, occ: Any, text: str) -> Any:
+    def _foreign_veto(self, m: Matcher, occ: Any, text: str, language: list[str]) -> Any:
         """A veto for refusal hits of a locale other than the question's language whose
-        language's own guards of that category occur (``Matcher.guarded_in``)."""
-        language: list[str] = []
+        language's own guards of that category occur (``Matcher.guarded_in``).
+
+        ``language`` holds the detected language once found, shared by every reading of
+        one question, so it is identified at most once per ``route``.
+        """
 
         def veto(rule: Any) -> bool:
             if len(self._order) < 2:
