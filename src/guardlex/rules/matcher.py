@@ -135,9 +135,8 @@ class _Occurrences:
         by_word, rest = self.m.concept_index(locale, name)
         present = self.words.keys() | self.procl.keys()
         forms: list[Any] = list(rest)
-        for word in present & by_word.keys() if len(present) < len(by_word) else by_word:
-            if word in present:
-                forms.extend(by_word[word])
+        for word in present & by_word.keys():  # set intersection walks the smaller side
+            forms.extend(by_word[word])
         for form in forms:
             spans.update(self.form_spans(form, locale, first_only=False))
         self._in_progress.discard(key)
