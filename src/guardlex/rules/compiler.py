@@ -149,12 +149,24 @@ def _atoms(chunk: str) -> list[tuple[str, list[str]]]:
     return [(sep, list(sps)) for sep, sps in _atoms_cached(chunk)]
 
 
+@lru_cache(maxsize=262144)
+def _word_literal(word: str) -> tuple[str, bool]:
+    """One written word normalised (spaces stripped), and whether it holds a ZWNJ or a
+    Han character (only then can a literal get optional spaces: ``split_literal``)."""
+    lit = normalise_literal(word).strip(" ")
+    return lit, ZWNJ in lit or any(is_han(ch) for ch in lit)
+
+
 @lru_cache(maxsize=65536)
 def _atoms_cached(chunk: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``_atoms`` memoised (immutable): the same runs recur across many templates."""
     # word by word (memoised: words repeat across thousands of templates); the test
     # suite checks this equals normalising the run at once for every shipped template
-    lit = " ".join(w for w in (normalise_literal(x).strip(" ") for x in chunk.split()) if w)
+    words = [_word_literal(x) for x in chunk.split()]
+    lit = " ".join(w for w, _ in words if w)
+    if not any(special for _, special in words):
+        # no ZWNJ and no Han character: no optional space, one literal as written
+        return ((" ", (lit,)),) if lit else ()
     return tuple((sep, tuple(sps)) for sep, sps in split_literal(lit))
 
 
@@ -193,6 +205,14 @@ def _han_edge(el: Element, last: bool) -> bool:
 
 def _forms(tokens: list[_Tok]) -> list[Form]:
     """The forms of one flat token list: one per combination of literal spellings."""
+    if all(t[0] == "w" for t in tokens):
+        # words only (most concept terms): one run of words, as ``_form`` merges it
+        chunk = tokens[0][1] + "".join(("" if g else " ") + v for _, v, g in tokens[1:])
+        atoms = _atoms_cached(chunk)
+        if not atoms:
+            return []
+        if len(atoms) == 1:
+            return [[["w", sp]] for sp in atoms[0][1]]
     form = _form(tokens)
     if form is None:
         return []
@@ -269,8 +289,23 @@ def _form(tokens: list[_Tok]) -> Form | None:
     return form
 
 
-def compile_template(text: str, path: str = "<template>", line: int = 1) -> list[Form]:
-    """Every form of one template (see the module docstring), in written order."""
+def compile_template(
+    text: str,
+    path: str = "<template>",
+    line: int = 1,
+    memo: dict[str, list[Form]] | None = None,
+) -> list[Form]:
+    """Every form of one template (see the module docstring), in written order.
+
+    ``memo`` (one per ``compile_program``): forms already compiled for the same text,
+    which do not depend on where the text is written. The forms are shared, not copied:
+    programs are read, never changed.
+    """
+    if memo is not None:
+        got = memo.get(text)
+        if got is None:
+            got = memo[text] = compile_template(text, path, line)
+        return list(got)
     tpl = parse_template(text, path, line)
     try:
         try:
@@ -285,13 +320,16 @@ def compile_template(text: str, path: str = "<template>", line: int = 1) -> list
             line,
         ) from None
     out: list[Form] = []
-    seen: set[str] = set()
-    for tokens in flat:
-        for form in _forms(tokens):
-            key = repr(form)
-            if key not in seen:
-                seen.add(key)
-                out.append(form)
+    if len(flat) == 1:
+        out = _forms(flat[0])  # distinct already: one per spelling of distinct literals
+    else:
+        seen: set[tuple[Any, ...]] = set()
+        for tokens in flat:
+            for form in _forms(tokens):
+                key = tuple(x if isinstance(x, str) else tuple(x) for x in form)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(form)
     if not out:
         raise PackError(
             f"the template {text!r} matches nothing; write at least one word", path, line
@@ -358,19 +396,23 @@ def form_concepts(forms: Iterable[Form]) -> set[str]:
     return {el[1] for f in forms for el in f[::2] if el[0] == "c"}
 
 
-def compile_concepts(concepts: Mapping[str, ConceptSpec]) -> dict[str, list[Form]]:
+def compile_concepts(
+    concepts: Mapping[str, ConceptSpec], memo: dict[str, list[Form]] | None = None
+) -> dict[str, list[Form]]:
     """Forms of every concept (the union over its terms)."""
     out: dict[str, list[Form]] = {}
     for name, c in concepts.items():
         forms: list[Form] = []
         for k, term in enumerate(c.terms):
             tline = c.term_lines[k] if k < len(c.term_lines) else c.line
-            forms.extend(compile_template(term, c.path, tline))
+            forms.extend(compile_template(term, c.path, tline, memo))
         out[name] = forms
     return out
 
 
-def compile_frame(when: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
+def compile_frame(
+    when: Mapping[str, Any], path: str, line: int, memo: dict[str, list[Form]] | None = None
+) -> dict[str, Any]:
     """A ``when:`` frame: each item's forms, and ``within``."""
     frame: dict[str, Any] = {}
     for key in ("all", "any", "none"):
@@ -378,7 +420,7 @@ def compile_frame(when: Mapping[str, Any], path: str, line: int) -> dict[str, An
         if isinstance(items, str):
             items = [items]
         frame[key] = [
-            {"text": str(t), "forms": compile_template(str(t), path, line)} for t in items
+            {"text": str(t), "forms": compile_template(str(t), path, line, memo)} for t in items
         ]
     within = when.get("within")
     if within is not None and (
@@ -423,16 +465,17 @@ def compile_program(data: Any) -> dict[str, Any]:
     concepts: Mapping[str, ConceptSpec] = getattr(data, "concepts", None) or {}
     used: list[tuple[str, str, int]] = []
     rules: list[dict[str, Any]] = []
+    memo: dict[str, list[Form]] = {}  # template text -> forms, for this program only
     for r in data.active_rules():
         forms: list[Form] = []
         for k, text in enumerate(r.phrases):
             line = r.phrase_lines[k] if k < len(r.phrase_lines) else r.line
-            got = compile_template(text, r.path, line)
+            got = compile_template(text, r.path, line, memo)
             used.extend((name, r.path, line) for name in sorted(form_concepts(got)))
             forms.extend(got)
         frame = None
         if r.when:
-            frame = compile_frame(r.when, r.path, r.when_line or r.line)
+            frame = compile_frame(r.when, r.path, r.when_line or r.line, memo)
             for part in ("all", "any", "none"):
                 for item in frame[part]:
                     used.extend(
@@ -465,7 +508,7 @@ def compile_program(data: Any) -> dict[str, Any]:
     pronouns = data.lexicon.get("pronouns", [])
     return {
         "rules": rules,
-        "concepts": compile_concepts(concepts),
+        "concepts": compile_concepts(concepts, memo),
         "pronouns": subject_words(pronouns, ()),
         "proclitics": sorted(
             {normalise_literal(p).strip(" ") for p in data.lexicon.get("proclitics", [])} - {""}
