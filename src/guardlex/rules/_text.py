@@ -9,7 +9,7 @@ thin adapter that returns normalised text together with a mapping back to the or
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
@@ -29,6 +29,9 @@ class NormalisedLike(Protocol):
 
     @property
     def text(self) -> str: ...
+
+    @property
+    def offsets(self) -> Sequence[int]: ...
 
     def source_span(self, start: int, end: int) -> tuple[int, int]: ...
 

@@ -8,6 +8,8 @@ separators. Elements are what one pass over the question finds (``matcher``):
 - ``["c", name]``: an occurrence of a concept (its terms are forms too);
 - ``["t", prefix]``: one word beginning with a stem;
 - ``["n"]``: a run of digits (built-in ``<number>``);
+- ``["b", name]``: a built-in found by the shape of the original question (``<name>``,
+  ``<code>``, ``<pasted>``: ``guardlex.rules.builtins``);
 - ``["^"]`` / ``["$"]``: the start and the end of the question.
 
 Separators: ``" "`` one space; ``"?"`` an optional space (next to Han text, and for a
@@ -87,7 +89,7 @@ def _expand(node: Node, budget: list[int]) -> list[list[_Tok]]:
     if isinstance(node, Stem):
         return [[("t", node.prefix, node.glued)]]
     if isinstance(node, ConceptRef):
-        kind = "n" if node.name == "number" else "c"
+        kind = "n" if node.name == "number" else "b" if node.name in BUILTIN_CONCEPTS else "c"
         return [[(kind, node.name, node.glued)]]
     if isinstance(node, Sequence):
         out: list[list[_Tok]] = [[]]
@@ -259,7 +261,7 @@ def _form(tokens: list[_Tok]) -> Form | None:
         else:
             if kind == "t":  # a stem is matched on normalised text too (تعليمات* -> تعلیمات)
                 value = normalise_literal(value).strip(" ") or value
-            el = [kind, value] if kind in ("c", "t") else [kind]
+            el = [kind, value] if kind in ("c", "t", "b") else [kind]
             flat.append((" ", el, glued))
     while flat and flat[0][1][0] == "g":
         flat.pop(0)

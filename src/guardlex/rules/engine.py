@@ -28,6 +28,7 @@ from guardlex.errors import InputTooLargeError, UnknownLocaleError
 from guardlex.langid import Detector
 from guardlex.langid import identify as identify_locale
 from guardlex.normalise import variants
+from guardlex.rules import builtins as builtin_concepts
 from guardlex.rules._text import (
     WORD_END,
     WORD_START,
@@ -217,6 +218,7 @@ class Packs:
         self.subject_names = tuple(subject_names)
         self._ignored_words: frozenset[str] | None = None
         self._words: frozenset[str] | None = None
+        self._name_stop: frozenset[str] | None = None
         self._matcher: Matcher | None = None
 
     # -- metadata -------------------------------------------------------------------
@@ -302,6 +304,7 @@ class Packs:
                 self.subject_names,
                 titles,
                 timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
+                name_min_words={c: self._infos[c].name_min_words for c in self._order},
             )
         return self._matcher
 
@@ -342,8 +345,9 @@ class Packs:
         offset = len(prev) + 1
         m = self.matcher()
         try:
+            found = builtin_concepts.find(text, cur, self._name_ignored())
             language: list[str] = []  # the question's language, found once if needed
-            alone = m.occurrences(ctext)
+            alone = m.occurrences(ctext, found)
             hit = m.route_section(
                 alone, "refusal", veto=self._foreign_veto(m, alone, text, language)
             )
@@ -351,7 +355,7 @@ class Packs:
                 return self._route("refuse", hit, cur, text, 0)
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
-                seen = m.occurrences(sanitise(reading))
+                seen = m.occurrences(sanitise(reading), builtin_concepts.find(reading, None))
                 veto = self._foreign_veto(m, seen, text, language)
                 hit = m.route_section(seen, "refusal", veto=veto)
                 if hit is not None:
@@ -359,13 +363,19 @@ class Packs:
             overview = m.route_section(alone, "overview")
             if overview is not None:  # a complete overview question stands on its own
                 return self._route("overview", overview, cur, text, 0)
-            together = m.occurrences(joined) if joined else None
+            together = None
+            if joined:
+                both = builtin_concepts.joined(
+                    builtin_concepts.find(prev, None), builtin_concepts.shifted(found, offset)
+                )
+                together = m.occurrences(joined, both)
             if together is not None:
                 hit = m.route_section(together, "refusal", offset)
                 if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
             if together is not None and self._elliptical(text) and not self._has_own_content(alone):
-                inherited = m.route_section(m.occurrences(prev), "refusal")
+                before = m.occurrences(prev, builtin_concepts.find(prev, None))
+                inherited = m.route_section(before, "refusal")
                 if inherited is not None:
                     return self._route("refuse", inherited, None, prev, 0)
             if together is not None:
@@ -393,6 +403,20 @@ class Packs:
             return bool(m.guarded_in(occ, rule, language[0]))
 
         return veto
+
+    def _name_ignored(self) -> frozenset[str]:
+        """Capitalised words that are never a ``<name>``: every loaded locale's
+        stopwords, subject pronouns and titles (``guardlex.rules.builtins``)."""
+        if self._name_stop is None:
+            words: set[str] = set()
+            for code in self._order:
+                state = self._states[code]
+                words |= state.stopwords
+                words.update(normalise(str(p)) for p in state.lexicon.get("pronouns") or ())
+                info = self._infos[code]
+                words.update(normalise(t).rstrip(".") for t in (*info.titles, *info.titles_after))
+            self._name_stop = frozenset(words)
+        return self._name_stop
 
     def _variant_words(self) -> frozenset[str]:
         """Normalised words of every loaded pack, for re-reading disguised questions."""

@@ -56,6 +56,7 @@ class LocaleInfo:
     currency: tuple[str, ...] = ()
     magnitudes: tuple[str, ...] = ()
     price_words: tuple[str, ...] = ()
+    name_min_words: int = 1
     first_person_seed: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, hash=False
     )
@@ -110,6 +111,7 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         currency=_words(money.get("currency")),
         magnitudes=_words(money.get("magnitudes")),
         price_words=_words(money.get("price_words")),
+        name_min_words=int((data.get("names") or {}).get("min_words", 1)),
         first_person_seed=MappingProxyType(dict(seed)),
         path=path,
     )

@@ -31,6 +31,7 @@ import regex
 
 from guardlex.rules._text import is_han, is_word_char, normalise
 from guardlex.rules.anchors import trie_source
+from guardlex.rules.builtins import NONE, Builtins
 from guardlex.rules.compile import subject_words
 
 #: Seconds one escape-hatch regex may take on one question before it is abandoned.
@@ -80,9 +81,10 @@ class Hit:
 class _Occurrences:
     """What the pass found in one question, with lazily built look-up tables."""
 
-    def __init__(self, m: Matcher, text: str) -> None:
+    def __init__(self, m: Matcher, text: str, builtins: Builtins = NONE) -> None:
         self.m = m
         self.text = text
+        self.builtins = builtins
         self.n = len(text)
         self.words: dict[str, list[Span]] = {}
         self.stems: dict[str, list[Span]] = {}
@@ -167,12 +169,36 @@ class _Occurrences:
             return self.stems.get(el[1], [])
         if kind == "n":
             return self.numbers()
+        if kind == "b":
+            return self.builtin(el[1], locale)
         return []
+
+    def builtin(self, name: str, locale: str) -> list[Span]:
+        """Spans of the built-in ``<name>``, ``<code>`` or ``<pasted>`` (``builtins``),
+        with the terms of a concept of the same name when the locale defines one."""
+        key = (locale, f"<{name}>")
+        got = self._concepts.get(key)
+        if got is None:
+            b = self.builtins
+            if name == "name":
+                least = self.m.name_min_words.get(locale, 1)
+                subject = [(s, e) for s, e, _ in self.names]
+                got = [
+                    (s, e)
+                    for s, e, n in b.names
+                    if n >= least and not any(s < e2 and s2 < e for s2, e2 in subject)
+                ]
+            else:
+                got = list(b.code if name == "code" else b.pasted)
+            if name in self.m.concepts.get(locale, {}):  # the locale adds terms of its own
+                got = sorted({*got, *self.concept(locale, name)})
+            self._concepts[key] = got
+        return got
 
     def by_start(self, el: list[str], locale: str) -> dict[int, list[int]]:
         if el[0] == "a":
             key: tuple[Any, ...] = ("a", id(el))  # the element lives as long as the matcher
-        elif el[0] in ("s", "c"):
+        elif el[0] in ("s", "c", "b"):
             key = (*el, locale)
         else:
             key = tuple(el)
@@ -301,8 +327,11 @@ class Matcher:
         subject_names: Sequence[str] = (),
         titles: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None,
         timeout: Callable[[], float] = lambda: REGEX_TIMEOUT,
+        name_min_words: Mapping[str, int] | None = None,
     ) -> None:
         self.timeout = timeout
+        #: per locale: fewest capitalised words that make a ``<name>`` (locale.yaml)
+        self.name_min_words = dict(name_min_words or {})
         self.rules: list[Rule] = []
         self.concepts: dict[str, dict[str, list[list[Any]]]] = {}
         self.proclitics: dict[str, tuple[str, ...]] = {}
@@ -517,9 +546,10 @@ class Matcher:
                 out.append((k, s, s + len(strings[k])))
         return out
 
-    def occurrences(self, text: str) -> _Occurrences:
+    def occurrences(self, text: str, builtins: Builtins = NONE) -> _Occurrences:
+        """Every occurrence in ``text`` (normalised), with its built-ins (``builtins``)."""
         self._build()
-        occ = _Occurrences(self, text)
+        occ = _Occurrences(self, text, builtins)
         names: list[tuple[int, int, str]] = []
         roles, strings, edges = self._roles, self._strings, self._edges
         any_procl = any(self.proclitics.values())
@@ -699,7 +729,7 @@ class Matcher:
         ev: list[tuple[str, Span]] = [("template", span)]
         seen: set[str] = set()
         for el in form[::2]:
-            if el[0] in ("s", "c", "n") and repr(el) not in seen:
+            if el[0] in ("s", "c", "n", "b") and repr(el) not in seen:
                 seen.add(repr(el))
                 name = {"s": "subject", "n": "number"}.get(el[0]) or el[1]
                 for sp in occ.spans_of(el, locale):
@@ -782,13 +812,38 @@ class Matcher:
         offset: int = 0,
         veto: Callable[[Rule], bool] | None = None,
     ) -> Hit | None:
-        """The winning match of a section (see ``precedence``); ``veto`` drops a hit."""
+        """The winning match of a section (see ``precedence``); ``veto`` drops a hit.
+
+        When the question holds pasted text (``<pasted>``), a hit of a rule without
+        ``reads_pasted`` whose evidence lies wholly inside it gives way to the best other
+        hit; with no other hit it stands (pasted text never lets a question through).
+        """
+        pasted = occ.builtins.pasted
+        if not pasted:
+            return self._best(occ, section, offset, veto, None)
+        set_aside: list[Hit] = []
+        hit = self._best(occ, section, offset, veto, set_aside)
+        if hit is None and set_aside:
+            return self._best(occ, section, offset, veto, None)
+        return hit
+
+    def _best(
+        self,
+        occ: _Occurrences,
+        section: str,
+        offset: int,
+        veto: Callable[[Rule], bool] | None,
+        set_aside: list[Hit] | None,
+    ) -> Hit | None:
         best: tuple[tuple[Any, ...], Hit] | None = None
         for rule, live in self.candidates(occ, section):
             if best is not None and rule.priority < best[1].rule.priority:
                 break  # candidates come in priority order: nothing later can win
             hit = self.evaluate(rule, occ, offset, live=live)
             if hit is not None and veto is not None and veto(rule):
+                continue
+            if hit is not None and set_aside is not None and _reads_only_pasted(hit, occ):
+                set_aside.append(hit)
                 continue
             if hit is not None:
                 key = (-rule.priority, hit.span[0], *precedence(rule)[1:])
@@ -815,6 +870,16 @@ class Matcher:
                     if occ.form_spans(form, locale):
                         return True
         return False
+
+
+def _reads_only_pasted(hit: Hit, occ: _Occurrences) -> bool:
+    """True for a hit of a rule without ``reads_pasted`` whose evidence (the subject
+    aside) lies wholly inside pasted text."""
+    if hit.rule.reads_pasted:
+        return False
+    inside = occ.builtins.inside_pasted
+    items = [sp for name, sp in hit.evidence if name != "subject"] or [hit.span]
+    return all(inside(sp) for sp in items)
 
 
 def _key(hit: Hit) -> tuple[int, int]:
