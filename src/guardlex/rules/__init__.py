@@ -10,11 +10,12 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from guardlex.rules.cache import load_cached, store_cached
+from guardlex.rules.cache import load_cached, load_precompiled, store_cached
 from guardlex.rules.engine import (
     FOLLOW_UP_MAX_WORDS,
     FOLLOW_UP_SHORT_WORDS,
@@ -37,6 +38,7 @@ from guardlex.rules.loader import (
     fingerprint,
     load_locale,
     select_locales,
+    source_digest,
 )
 from guardlex.rules.locale_info import merge_locale_info
 
@@ -129,7 +131,9 @@ def load_packs(
     directories, merged after the shipped packs and the ``guardlex.packs`` entry points.
     Raises ``UnknownLocaleError`` for a code no pack provides and ``PackError`` (with
     file and line) for a malformed pack. Expanded packs are cached on disk (see
-    ``guardlex.rules.cache``) unless ``cache=False``. ``shipped=False`` leaves out the
+    ``guardlex.rules.cache``) unless ``cache=False``; a shipped locale whose files are
+    as shipped reads the program shipped with guardlex instead of compiling it (also
+    skipped with ``cache=False``). ``shipped=False`` leaves out the
     packs shipped with guardlex and those of entry points: only ``paths`` are read.
     """
     found = discover(paths, entry_points=shipped, shipped=shipped)
@@ -142,19 +146,33 @@ def load_packs(
     names = tuple(subject_names)
     states = []
     infos = {code: merge_locale_info(code, found[code]) for code in codes}
-    for code in codes:
-        key = fingerprint(found[code], [code])  # compiled programs do not depend on names
-        compiled = load_cached(key) if cache else None
-        state = None
-        if compiled is not None and compiled.get("code") == code:
-            try:
-                state = _state(compiled)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                state = None  # a cache entry this code cannot read: compile again
-        if state is None:
-            compiled = compile_locale(load_locale(code, found[code]), names)
-            if cache:
-                store_cached(key, compiled)
-            state = _state(compiled)
-        states.append(state)
+    was_enabled = gc.isenabled()
+    gc.disable()  # reading programs allocates many small objects: no collection meanwhile
+    try:
+        for code in codes:
+            state = None
+            if cache:  # the shipped program, when it is the one for these pack files
+                state = _read_state(load_precompiled(code, source_digest(found[code])), code)
+            if state is None:
+                key = fingerprint(found[code], [code])  # programs do not depend on names
+                state = _read_state(load_cached(key) if cache else None, code)
+                if state is None:
+                    compiled = compile_locale(load_locale(code, found[code]), names)
+                    if cache:
+                        store_cached(key, compiled)
+                    state = _state(compiled)
+            states.append(state)
+    finally:
+        if was_enabled:
+            gc.enable()
     return Packs(states, names, infos)
+
+
+def _read_state(compiled: dict[str, Any] | None, code: str) -> LocaleState | None:
+    """The state of a cached or shipped program, or None when it cannot be used."""
+    if compiled is None or compiled.get("code") != code:
+        return None
+    try:
+        return _state(compiled)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # an entry this code cannot read: compile again

@@ -12,6 +12,15 @@ packs (compiler and normaliser), so any change produces a fresh entry.
 Location: ``$GUARDLEX_CACHE_DIR``, else ``$XDG_CACHE_HOME/guardlex``, else
 ``~/.cache/guardlex``. ``GUARDLEX_CACHE_DIR=off`` disables the cache. An unwritable or
 corrupt cache is ignored: loading then just takes longer.
+
+Shipped programs: ``guardlex/rules/precompiled/<code>.program`` holds the compiled program
+of each shipped locale, written by ``tools/build_precompiled.py``, so a first start with an
+empty user cache only reads it instead of compiling. It is used only when it is the one
+for the pack files being loaded and the code that compiles them: its header carries the
+SHA-256 of those files (names and bytes, ``loader.source_digest``), a stamp of the
+compiler and normaliser sources *by content* (``program_stamp``) and the SHA-256 of its
+payload; any difference (an edited pack, an extension pack for the locale, another
+version of the code, a damaged file) and the locale is compiled as usual.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import json
 import logging
 import os
 import tempfile
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -115,3 +125,97 @@ def store_cached(key: str, payload: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         log.debug("guardlex: pack cache not written (%s)", exc)
+
+
+#: Where the programs of the shipped locales are (``tools/build_precompiled.py``).
+PRECOMPILED_DIR = Path(__file__).resolve().parent / "precompiled"
+PRECOMPILED_FORMAT = "1"
+
+
+@lru_cache(maxsize=1)
+def program_stamp() -> str:
+    """Identity of the code that compiles packs, by content: the same on every install.
+
+    Covers every source of ``guardlex.rules`` and ``guardlex.normalise`` (data files
+    included), the cache format and the guardlex and regex versions.
+    """
+    h = hashlib.sha256()
+    h.update(
+        f"{PRECOMPILED_FORMAT}|{CACHE_FORMAT}|{guardlex.__version__}|{regex.__version__}".encode()
+    )
+    here = Path(__file__).resolve().parent
+    files = [(f"rules/{p.name}", p) for p in sorted(here.glob("*.py"))]
+    norm = here.parent / "normalise"
+    if norm.is_dir():
+        files.extend(
+            (f"normalise/{p.relative_to(norm).as_posix()}", p)
+            for p in sorted(norm.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        )
+    for name, p in files:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        h.update(f"{name}|{len(data)}\n".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def precompiled_path(code: str, directory: Path | None = None) -> Path:
+    return (directory or PRECOMPILED_DIR) / f"{code}.program"
+
+
+def load_precompiled(
+    code: str, source: str, directory: Path | None = None
+) -> dict[str, Any] | None:
+    """The shipped program of ``code`` when it was compiled from pack files with digest
+    ``source`` by this code (``program_stamp``) and is intact; otherwise None."""
+    path = precompiled_path(code, directory)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head, sep, body = raw.partition(b"\n")
+    try:
+        header = json.loads(head)
+        if not (
+            sep
+            and isinstance(header, dict)
+            and header.get("format") == PRECOMPILED_FORMAT
+            and header.get("code") == code
+            and header.get("source") == source
+            and header.get("stamp") == program_stamp()
+            and header.get("sha256") == hashlib.sha256(body).hexdigest()
+        ):
+            log.debug("guardlex: shipped program %s is not for these packs; compiling", path.name)
+            return None
+        payload = json.loads(zlib.decompress(body))
+    except (ValueError, zlib.error):
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("program"), dict):
+        return None
+    return payload
+
+
+def write_precompiled(
+    code: str, source: str, payload: dict[str, Any], directory: Path | None = None
+) -> Path:
+    """Write the shipped program of ``code`` (``tools/build_precompiled.py``)."""
+    path = precompiled_path(code, directory)
+    body = zlib.compress(
+        json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(),
+        9,
+    )
+    header = {
+        "format": PRECOMPILED_FORMAT,
+        "code": code,
+        "source": source,
+        "stamp": program_stamp(),
+        "sha256": hashlib.sha256(body).hexdigest(),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + body)
+    os.replace(tmp, path)
+    return path

@@ -424,3 +424,17 @@ def fingerprint(folders: Iterable[Path], extra: Iterable[str] = ()) -> str:
         h.update(e.encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def source_digest(folders: Iterable[Path]) -> str:
+    """A hash of every pack file's name and bytes, in merge order, independent of where
+    the folders are (the key of the shipped programs, ``cache.load_precompiled``)."""
+    h = hashlib.sha256()
+    for k, folder in enumerate(folders):
+        for name in [f"{kind}{x}.yaml" for kind in FILE_KINDS for x in ("", ".generated")]:
+            p = folder / name
+            if p.is_file():
+                data = p.read_bytes()
+                h.update(f"{k}|{name}|{len(data)}\n".encode())
+                h.update(data)
+    return h.hexdigest()
