@@ -43,9 +43,7 @@ def test_pasted_passages() -> None:
     def pasted(t: str) -> list[str]:
         return [t[s:e] for s, e in b.pasted_spans(t)]
 
-    assert pasted("Summarise this: The meeting covered three topics and the office move") == [
-        "The meeting covered three topics and the office move"
-    ]
+    assert pasted("Quick question: what is it that she charges for a whole day?") == []
     assert pasted("Translate «je ne sais pas quoi faire» please") == ["«je ne sais pas quoi faire»"]
     assert pasted("Translate:\nHello world\nBye") == ["Hello world\nBye"]
     assert pasted("Quick question: how much does she charge?") == []  # too short after ':'

@@ -16,9 +16,10 @@ normalised text), by the shape of the text, never by words of a language:
   ``&&``, ``||``, ``+=``), braces, a markup tag, a statement ending in ``;``, a file name
   with a programming extension, or the SQL shape ``select … from``.
 - ``<pasted>``: text given to be worked on: a quoted passage of at least three words (or
-  six Han characters) in any of the usual quotation marks, a fenced block, what follows a
-  line that ends with a colon, and what follows a colon that comes early in a sentence
-  when at least six words follow it ("Summarise this: The meeting covered …").
+  six Han characters) in any of the usual quotation marks, a fenced block, and what
+  follows a line that ends with a colon. A colon inside a line is not enough ("Quick
+  question: what is your rate?" is a question, not pasted text); a locale adds its own
+  pointer words ("summarise this: …") as a concept named ``pasted``.
 
 Only rules with ``reads_pasted: true`` are decided by what lies inside pasted text:
 a hit of another rule whose evidence lies wholly inside it gives way to a
@@ -30,7 +31,7 @@ question through that would otherwise be refused (``Matcher.route_section``).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import regex
@@ -86,7 +87,6 @@ _QUOTED = regex.compile(
     )
 )
 _COLON_LINE = regex.compile(r"[:：][ \t]*\n+([\s\S]+)")
-_COLON = regex.compile(r"[:：][ \t]+(\S[^\n]*)")
 _HAN = regex.compile(r"\p{Han}")
 
 
@@ -155,12 +155,6 @@ def pasted_spans(text: str) -> list[Span]:
     m = _COLON_LINE.search(text, timeout=TIMEOUT)
     if m is not None and m.group(1).strip():
         out.append(m.span(1))
-    for m in _COLON.finditer(text, timeout=TIMEOUT):
-        before = text[: m.start()]
-        cut = max(before.rfind(c) for c in ".!?\n。！？")
-        lead = before[cut + 1 :]
-        if "?" not in lead and _words(lead) <= 8 and _words(m.group(1)) >= 6:
-            out.append(m.span(1))
     return sorted(set(out))
 
 
@@ -185,6 +179,23 @@ def find(
         code=tuple(_mapped(to_norm, code_spans(original))),
         pasted=tuple(_mapped(to_norm, pasted_spans(original))),
     )
+
+
+def lazy(find_them: Callable[[], Builtins]) -> Callable[[], Builtins]:
+    """``find_them``, called at most once (built-ins are found only if a rule needs them)."""
+    done: list[Builtins] = []
+
+    def get() -> Builtins:
+        if not done:
+            done.append(find_them())
+        return done[0]
+
+    return get
+
+
+def lazy_find(text: str) -> Callable[[], Builtins]:
+    """The built-ins of an already normalised ``text``, found on first use."""
+    return lazy(lambda: find(text, None))
 
 
 def _mapped(to_norm: _Mapper, spans: Iterable[Span]) -> Iterable[Span]:

@@ -345,7 +345,9 @@ class Packs:
         offset = len(prev) + 1
         m = self.matcher()
         try:
-            found = builtin_concepts.find(text, cur, self._name_ignored())
+            found = builtin_concepts.lazy(
+                lambda: builtin_concepts.find(text, cur, self._name_ignored())
+            )
             language: list[str] = []  # the question's language, found once if needed
             alone = m.occurrences(ctext, found)
             hit = m.route_section(
@@ -355,7 +357,7 @@ class Packs:
                 return self._route("refuse", hit, cur, text, 0)
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
-                seen = m.occurrences(sanitise(reading), builtin_concepts.find(reading, None))
+                seen = m.occurrences(sanitise(reading), builtin_concepts.lazy_find(reading))
                 veto = self._foreign_veto(m, seen, text, language)
                 hit = m.route_section(seen, "refusal", veto=veto)
                 if hit is not None:
@@ -365,16 +367,21 @@ class Packs:
                 return self._route("overview", overview, cur, text, 0)
             together = None
             if joined:
-                both = builtin_concepts.joined(
-                    builtin_concepts.find(prev, None), builtin_concepts.shifted(found, offset)
+                together = m.occurrences(
+                    joined,
+                    builtin_concepts.lazy(
+                        lambda: builtin_concepts.joined(
+                            builtin_concepts.find(prev, None),
+                            builtin_concepts.shifted(found(), offset),
+                        )
+                    ),
                 )
-                together = m.occurrences(joined, both)
             if together is not None:
                 hit = m.route_section(together, "refusal", offset)
                 if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
             if together is not None and self._elliptical(text) and not self._has_own_content(alone):
-                before = m.occurrences(prev, builtin_concepts.find(prev, None))
+                before = m.occurrences(prev, builtin_concepts.lazy_find(prev))
                 inherited = m.route_section(before, "refusal")
                 if inherited is not None:
                     return self._route("refuse", inherited, None, prev, 0)

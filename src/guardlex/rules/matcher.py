@@ -46,6 +46,8 @@ _POSSESSIVE = ("'s", "’s", "s", "'", "’")
 _DIGIT = regex.compile(r"\d+")
 #: pseudo form indexes: a rule's frame; its escape-hatch regex k is ``HATCH - k``
 FRAME, HATCH = -1, -2
+#: Marks a stem among the keys of a concept (``Matcher.concept_keys``): no word has it.
+STEM_KEY = "\x00"
 
 Span = tuple[int, int]
 
@@ -81,10 +83,12 @@ class Hit:
 class _Occurrences:
     """What the pass found in one question, with lazily built look-up tables."""
 
-    def __init__(self, m: Matcher, text: str, builtins: Builtins = NONE) -> None:
+    def __init__(
+        self, m: Matcher, text: str, builtins: Builtins | Callable[[], Builtins] = NONE
+    ) -> None:
         self.m = m
         self.text = text
-        self.builtins = builtins
+        self._builtins = builtins
         self.n = len(text)
         self.words: dict[str, list[Span]] = {}
         self.stems: dict[str, list[Span]] = {}
@@ -97,6 +101,28 @@ class _Occurrences:
         self._subject: dict[str, list[Span]] = {}
         self._marked: str | None = None
         self._in_progress: set[tuple[str, str]] = set()
+        self._present: frozenset[str] | None = None
+        self._candidates: dict[str, list[tuple[Rule, set[int]]]] = {}
+        self._guarded: dict[tuple[str, str | None], bool] = {}
+
+    @property
+    def present(self) -> frozenset[str]:
+        """Every literal that occurred as a whole word or after a proclitic, and every
+        stem that occurred (as ``STEM_KEY + stem``): the keys of ``Matcher.concept_keys``."""
+        got = self._present
+        if got is None:
+            got = self._present = frozenset(
+                [*self.words, *self.procl, *(STEM_KEY + t for t in self.stems)]
+            )
+        return got
+
+    @property
+    def builtins(self) -> Builtins:
+        """The built-in occurrences, found on first use (most questions never need them)."""
+        b = self._builtins
+        if not isinstance(b, Builtins):
+            b = self._builtins = b()
+        return b
 
     # -- element occurrences --------------------------------------------------------
     def subject(self, locale: str) -> list[Span]:
@@ -135,10 +161,12 @@ class _Occurrences:
         self._in_progress.add(key)
         spans: set[Span] = set()
         by_word, rest = self.m.concept_index(locale, name)
-        present = self.words.keys() | self.procl.keys()
         forms: list[Any] = list(rest)
-        for word in present & by_word.keys():  # set intersection walks the smaller side
+        hit = self.present & by_word.keys()  # set intersection: the smaller side
+        for word in hit:
             forms.extend(by_word[word])
+        if len(hit) > 1:  # a form filed under several spellings: evaluate it once
+            forms = list({id(f): f for f in forms}.values())
         for form in forms:
             spans.update(self.form_spans(form, locale, first_only=False))
         self._in_progress.discard(key)
@@ -436,12 +464,18 @@ class Matcher:
         self._scan: regex.Pattern[str] | None = None
         self._prefixes: list[tuple[int, ...]] = []
         self._built = False
+        self._concept_order: list[tuple[str, str]] = []
+        self._section_concepts: dict[
+            str, tuple[list[list[tuple[int, int]]], dict[str, list[int]], list[int]]
+        ] = {}
+        self._guards: dict[tuple[str, str | None], list[list[Any]]] | None = None
 
     def concept_keys(
         self, locale: str, name: str, _trail: frozenset[tuple[str, str]] = frozenset()
     ) -> frozenset[str] | None:
-        """Words at least one of which occurs wherever the concept occurs, or None when
-        that cannot be said (a form with only a stem, the subject or a number)."""
+        """Keys at least one of which occurs wherever the concept occurs (a word, or
+        ``STEM_KEY`` + a stem: ``_Occurrences.present``), or None when that cannot be
+        said (a form with only the subject, a number or a built-in)."""
         key = (locale, name)
         if key in self._concept_keys:
             return self._concept_keys[key]
@@ -459,6 +493,10 @@ class Matcher:
             if alts:
                 out.update(alts[0])
                 continue
+            stems = [el[1] for el in els if el[0] == "t"]
+            if stems:
+                out.add(STEM_KEY + max(stems, key=len))
+                continue
             subs = [el[1] for el in els if el[0] == "c"]
             sub = self.concept_keys(locale, subs[0], _trail | {key}) if subs else None
             if sub is None:
@@ -470,11 +508,12 @@ class Matcher:
         return result
 
     def concept_index(self, locale: str, name: str) -> tuple[dict[str, list[Any]], list[Any]]:
-        """A concept's forms filed under their longest literal word (a form cannot
-        match unless that word occurs), and the forms without one.
+        """A concept's forms filed under a key that must occur for them to match (their
+        longest literal word; else each spelling of their most selective alternative;
+        else ``STEM_KEY`` + their longest stem), and the forms without one.
 
         A concept written as alternatives expands to many forms; the pass then only
-        evaluates the forms whose word the question contains.
+        evaluates the forms whose key the question contains (``_Occurrences.present``).
         """
         key = (locale, name)
         got = self._concept_index.get(key)
@@ -482,9 +521,17 @@ class Matcher:
             by_word: dict[str, list[Any]] = {}
             rest: list[Any] = []
             for form in self.concepts.get(locale, {}).get(name, ()):
-                words = [el[1] for el in form[::2] if el[0] == "w"]
+                els = form[::2]
+                words = [el[1] for el in els if el[0] == "w"]
+                alts = [el[1:] for el in els if el[0] == "a"]
+                stems = [el[1] for el in els if el[0] == "t"]
                 if words:
                     by_word.setdefault(max(words, key=len), []).append(form)
+                elif alts:
+                    for sp in max(alts, key=lambda a: min(len(x) for x in a)):
+                        by_word.setdefault(sp, []).append(form)
+                elif stems:
+                    by_word.setdefault(STEM_KEY + max(stems, key=len), []).append(form)
                 else:
                     rest.append(form)
             got = self._concept_index[key] = (by_word, rest)
@@ -546,8 +593,11 @@ class Matcher:
                 out.append((k, s, s + len(strings[k])))
         return out
 
-    def occurrences(self, text: str, builtins: Builtins = NONE) -> _Occurrences:
-        """Every occurrence in ``text`` (normalised), with its built-ins (``builtins``)."""
+    def occurrences(
+        self, text: str, builtins: Builtins | Callable[[], Builtins] = NONE
+    ) -> _Occurrences:
+        """Every occurrence in ``text`` (normalised), with its built-ins (``builtins``, or
+        a function that finds them when a rule first needs them)."""
         self._build()
         occ = _Occurrences(self, text, builtins)
         names: list[tuple[int, int, str]] = []
@@ -626,6 +676,9 @@ class Matcher:
                 else:
                     got.add(fi)
 
+        cached = occ._candidates.get(section)
+        if cached is not None:
+            return cached
         add(self._always)
         by_word = self._by_word
         for w in occ.words:
@@ -636,17 +689,53 @@ class Matcher:
             add(self._by_stem.get(t, ()))
         for a in occ.anchors:
             add(self._by_anchor.get(a, ()))
-        present = occ.words.keys() | occ.procl.keys()
-        for (code, name), refs in self._by_concept.items():
-            keys = self.concept_keys(code, name)
-            if keys is not None and keys.isdisjoint(present):
-                continue  # none of the words one of its forms needs occurred
+        # concepts that are the key of a form of a rule of this section, and that can
+        # occur: one of the words one of their forms needs occurred (or that cannot be
+        # said of them)
+        refs_of, by_key, unkeyed = self._concept_keys_of(section)
+        todo = set(unkeyed)
+        for w in occ.present:
+            got = by_key.get(w)
+            if got:
+                todo.update(got)
+        for ck in sorted(todo):  # (written order of the keys, for determinism)
+            code, name = self._concept_order[ck]
             if occ.concept(code, name):
-                add(refs)
+                add(refs_of[ck])
         rules = self.rules
         out = [(rules[i], fis) for i, fis in live.items() if rules[i].section == section]
         out.sort(key=lambda rf: precedence(rf[0]))
+        occ._candidates[section] = out
         return out
+
+    def _concept_keys_of(
+        self, section: str
+    ) -> tuple[list[list[tuple[int, int]]], dict[str, list[int]], list[int]]:
+        """For the concepts that are form keys of rules of ``section`` (by number, see
+        ``_concept_order``): their rule references, the concepts filed under each word
+        one of whose forms needs it (``concept_keys``), and those without such words."""
+        got = self._section_concepts.get(section)
+        if got is None:
+            if not self._concept_order:
+                self._concept_order = list(self._by_concept)
+            refs_of: list[list[tuple[int, int]]] = []
+            by_key: dict[str, list[int]] = {}
+            unkeyed: list[int] = []
+            for ck, (code, name) in enumerate(self._concept_order):
+                refs = [
+                    r for r in self._by_concept[(code, name)] if self.rules[r[0]].section == section
+                ]
+                refs_of.append(refs)
+                if not refs:
+                    continue
+                keys = self.concept_keys(code, name)
+                if keys is None:
+                    unkeyed.append(ck)
+                    continue
+                for w in keys:
+                    by_key.setdefault(w, []).append(ck)
+            got = self._section_concepts[section] = (refs_of, by_key, unkeyed)
+        return got
 
     def evaluate(
         self,
@@ -818,9 +907,6 @@ class Matcher:
         ``reads_pasted`` whose evidence lies wholly inside it gives way to the best other
         hit; with no other hit it stands (pasted text never lets a question through).
         """
-        pasted = occ.builtins.pasted
-        if not pasted:
-            return self._best(occ, section, offset, veto, None)
         set_aside: list[Hit] = []
         hit = self._best(occ, section, offset, veto, set_aside)
         if hit is None and set_aside:
@@ -862,14 +948,25 @@ class Matcher:
         """
         if rule.locale == locale:
             return False
-        for other in self.rules:
-            if other.locale != locale or other.category != rule.category or not other.frame:
-                continue
-            for item in other.frame["none"]:
-                for form in item["forms"]:
-                    if occ.form_spans(form, locale):
-                        return True
-        return False
+        key = (locale, rule.category)
+        got = occ._guarded.get(key)
+        if got is None:
+            got = occ._guarded[key] = any(
+                occ.form_spans(form, locale) for form in self._guard_forms().get(key, ())
+            )
+        return got
+
+    def _guard_forms(self) -> dict[tuple[str, str | None], list[list[Any]]]:
+        """The forms of the ``none`` items of the frames of each (locale, category)."""
+        if self._guards is None:
+            guards: dict[tuple[str, str | None], list[list[Any]]] = {}
+            for other in self.rules:
+                if other.frame:
+                    bucket = guards.setdefault((other.locale, other.category), [])
+                    for item in other.frame["none"]:
+                        bucket.extend(item["forms"])
+            self._guards = guards
+        return self._guards
 
 
 def _reads_only_pasted(hit: Hit, occ: _Occurrences) -> bool:
