@@ -18,8 +18,10 @@ normalised text), by the shape of the text, never by words of a language:
 - ``<pasted>``: text given to be worked on: a quoted passage of at least three words (or
   six Han characters) in any of the usual quotation marks, a fenced block, and what
   follows a line that ends with a colon. A colon inside a line is not enough ("Quick
-  question: what is your rate?" is a question, not pasted text); a locale adds its own
-  pointer words ("summarise this: …") as a concept named ``pasted``.
+  question: what is your rate?" is a question, not pasted text) unless the words before
+  it, in the same sentence, hold a term of a locale's own ``pasted`` concept ("Summarise
+  this text: The meeting covered …"): ``Builtins.colons`` keeps those candidates and the
+  matcher confirms them.
 
 Only rules with ``reads_pasted: true`` are decided by what lies inside pasted text:
 a hit of another rule whose evidence lies wholly inside it gives way to a
@@ -87,6 +89,7 @@ _QUOTED = regex.compile(
     )
 )
 _COLON_LINE = regex.compile(r"[:：][ \t]*\n+([\s\S]+)")
+_COLON = regex.compile(r"[:：][ \t]+(\S[^\n]*)")
 _HAN = regex.compile(r"\p{Han}")
 
 
@@ -101,11 +104,8 @@ class Builtins:
     names: tuple[tuple[int, int, int], ...] = ()
     code: tuple[Span, ...] = ()
     pasted: tuple[Span, ...] = ()
-
-    def inside_pasted(self, span: Span) -> bool:
-        """True when ``span`` lies wholly inside one pasted passage."""
-        s, e = span
-        return any(a <= s and e <= b for a, b in self.pasted)
+    #: inline colons: (the lead: sentence start to the colon, the text after it)
+    colons: tuple[tuple[Span, Span], ...] = ()
 
 
 NONE = Builtins()
@@ -158,6 +158,20 @@ def pasted_spans(text: str) -> list[Span]:
     return sorted(set(out))
 
 
+def colon_spans(text: str) -> list[tuple[Span, Span]]:
+    """Inline colons that may introduce pasted text: (lead, rest), where the lead is the
+    sentence up to the colon (at most ten words, no question mark) and the rest holds
+    at least three words."""
+    out = []
+    for m in _COLON.finditer(text, timeout=TIMEOUT):
+        before = text[: m.start()]
+        cut = max(before.rfind(c) for c in ".!?\n。！？")
+        lead = before[cut + 1 :]
+        if "?" not in lead and _words(lead) <= 10 and _words(m.group(1)) >= 3:
+            out.append(((cut + 1, m.start()), m.span(1)))
+    return out
+
+
 def find(
     original: str, cur: NormalisedLike | None, ignored: frozenset[str] = frozenset()
 ) -> Builtins:
@@ -167,7 +181,11 @@ def find(
     previous question): names are then not found (case is gone), code and pasted text are.
     """
     if cur is None:
-        return Builtins(code=tuple(code_spans(original)), pasted=tuple(pasted_spans(original)))
+        return Builtins(
+            code=tuple(code_spans(original)),
+            pasted=tuple(pasted_spans(original)),
+            colons=tuple(colon_spans(original)),
+        )
     to_norm = _Mapper(cur)
     names = tuple(
         (sp[0], sp[1], n)
@@ -178,6 +196,11 @@ def find(
         names=names,
         code=tuple(_mapped(to_norm, code_spans(original))),
         pasted=tuple(_mapped(to_norm, pasted_spans(original))),
+        colons=tuple(
+            (lead, rest)
+            for a, b in colon_spans(original)
+            if (lead := to_norm(*a)) is not None and (rest := to_norm(*b)) is not None
+        ),
     )
 
 
@@ -223,9 +246,15 @@ def shifted(b: Builtins, by: int) -> Builtins:
         names=tuple((s + by, e + by, n) for s, e, n in b.names),
         code=tuple((s + by, e + by) for s, e in b.code),
         pasted=tuple((s + by, e + by) for s, e in b.pasted),
+        colons=tuple(((a + by, b_ + by), (c + by, d + by)) for (a, b_), (c, d) in b.colons),
     )
 
 
 def joined(a: Builtins, b: Builtins) -> Builtins:
     """The built-ins of two parts of one text, together."""
-    return Builtins(names=a.names + b.names, code=a.code + b.code, pasted=a.pasted + b.pasted)
+    return Builtins(
+        names=a.names + b.names,
+        code=a.code + b.code,
+        pasted=a.pasted + b.pasted,
+        colons=a.colons + b.colons,
+    )

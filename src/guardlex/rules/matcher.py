@@ -201,6 +201,29 @@ class _Occurrences:
             return self.builtin(el[1], locale)
         return []
 
+    def pasted(self) -> list[Span]:
+        """Pasted passages: the built-in shapes, and the text after an inline colon whose
+        lead holds a term of some locale's own ``pasted`` concept ("Summarise this
+        text: …"; ``guardlex.rules.builtins``)."""
+        got = self._concepts.get(("", "<pasted>"))
+        if got is None:
+            b = self.builtins
+            spans = set(b.pasted)
+            for (ls, le), rest in b.colons:
+                for code, concepts in self.m.concepts.items():
+                    if "pasted" in concepts and any(
+                        ls <= s and e <= le for s, e in self.concept(code, "pasted")
+                    ):
+                        spans.add(rest)
+                        break
+            got = self._concepts[("", "<pasted>")] = sorted(spans)
+        return got
+
+    def inside_pasted(self, span: Span) -> bool:
+        """True when ``span`` lies wholly inside one pasted passage."""
+        s, e = span
+        return any(a <= s and e <= b for a, b in self.pasted())
+
     def builtin(self, name: str, locale: str) -> list[Span]:
         """Spans of the built-in ``<name>``, ``<code>`` or ``<pasted>`` (``builtins``),
         with the terms of a concept of the same name when the locale defines one."""
@@ -217,7 +240,7 @@ class _Occurrences:
                     if n >= least and not any(s < e2 and s2 < e for s2, e2 in subject)
                 ]
             else:
-                got = list(b.code if name == "code" else b.pasted)
+                got = list(b.code) if name == "code" else self.pasted()
             if name in self.m.concepts.get(locale, {}):  # the locale adds terms of its own
                 got = sorted({*got, *self.concept(locale, name)})
             self._concepts[key] = got
@@ -365,10 +388,14 @@ class Matcher:
         self.proclitics: dict[str, tuple[str, ...]] = {}
         self.titles: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._regex_subject: dict[str, str] = {}
-        keys: dict[str, list[tuple[str, Any]]] = {}  # automaton string -> roles
+        keys: dict[str, dict[tuple[str, Any], None]] = {}  # automaton string -> roles
 
         def role(s: str, r: tuple[str, Any]) -> None:
-            keys.setdefault(s, []).append(r)
+            got = keys.get(s)
+            if got is None:
+                keys[s] = {r: None}
+            else:
+                got[r] = None
 
         # form references: key -> rule indexes / concept names whose forms use it
         # key -> (rule index, form index); form index FRAME / HATCH: the rule's frame or
@@ -453,7 +480,9 @@ class Matcher:
             role(name_form, ("name", mark))
         self._keys = keys
         self._strings = sorted(keys)
-        self._roles = [keys[s] for s in self._strings]
+        # each role once (in first-seen order): a word of a thousand forms is one
+        # occurrence, not a thousand
+        self._roles = [tuple(keys[s]) for s in self._strings]
         # does a hit of the string need a word boundary on its left / right?
         self._edges = [(_needs_boundary(s[0]), _needs_boundary(s[-1])) for s in self._strings]
         for rule in self.rules:
@@ -974,7 +1003,7 @@ def _reads_only_pasted(hit: Hit, occ: _Occurrences) -> bool:
     aside) lies wholly inside pasted text."""
     if hit.rule.reads_pasted:
         return False
-    inside = occ.builtins.inside_pasted
+    inside = occ.inside_pasted
     items = [sp for name, sp in hit.evidence if name != "subject"] or [hit.span]
     return all(inside(sp) for sp in items)
 
