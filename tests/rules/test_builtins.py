@@ -39,6 +39,18 @@ def test_code_shapes() -> None:
     assert code("does her script.py handle retries") == ["script.py"]
 
 
+def test_math_shapes() -> None:
+    def math(t: str) -> list[str]:
+        return [t[s:e].strip() for s, e in b.math_spans(t)]
+
+    assert math("what is 234*17") == ["234*17"]
+    assert math("Solve for x: 3x + 7 = 22") != []
+    assert math("is x² ≥ 4?") != []
+    assert math("she charged 500 for 3 days in 2024") == []
+    assert math("her 2023-2024 projects, 2-3 weeks each") == []  # ranges
+    assert math("what is 2023 - 1987") == ["2023 - 1987"]
+
+
 def test_pasted_passages() -> None:
     def pasted(t: str) -> list[str]:
         return [t[s:e] for s, e in b.pasted_spans(t)]

@@ -1,5 +1,5 @@
-"""Built-in concepts that no word list can say: ``<number>``, ``<name>``, ``<code>`` and
-``<pasted>`` (docs/packs.md, "Built-in concepts").
+"""Built-in concepts that no word list can say: ``<number>``, ``<name>``, ``<code>``,
+``<math>`` and ``<pasted>`` (docs/packs.md, "Built-in concepts").
 
 They are found in the *original* question (case, line breaks and quotes are gone from the
 normalised text), by the shape of the text, never by words of a language:
@@ -15,6 +15,9 @@ normalised text), by the shape of the text, never by words of a language:
   ``=VLOOKUP(A2,B:C,2)``), a programming operator (``==``, ``!=``, ``=>``, ``->``, ``::``,
   ``&&``, ``||``, ``+=``), braces, a markup tag, a statement ending in ``;``, a file name
   with a programming extension, or the SQL shape ``select … from``.
+- ``<math>``: arithmetic and equations: two numbers joined by an operator
+  (``234*17``, ``2^10``, ``3 - 4``; ``2-3 weeks`` and ``2023-2024`` are ranges), a term
+  like ``3x`` or ``x²`` in an equation (``3x + 7 = 22``), and the signs √ ∫ ∑ ≤ ≥ ≠.
 - ``<pasted>``: text given to be worked on: a quoted passage of at least three words (or
   six Han characters) in any of the usual quotation marks, a fenced block, and what
   follows a line that ends with a colon. A colon inside a line is not enough ("Quick
@@ -64,6 +67,16 @@ _CODE = regex.compile(
     """,
     regex.VERBOSE,
 )
+_MATH = regex.compile(
+    r"""
+      \d+(?:[.,]\d+)?(?:\s*[+*/×÷^]\s*|\s+-\s+)\(?\s*\d+  # 234*17, 2^10, 3 - (4
+    | (?<![\p{L}\d])\d*[a-z](?:\^\d|[²³])?\s*[-+*/=]\s*[\d(a-z]  # 3x + 7, x² = 4, x=2
+        (?=[^=\n]{0,40}=)
+    | \d+\s*[a-z]?\s*=\s*\d+                           # 7 = 22, 2x = 10
+    | [√∫∑≤≥≠∞]
+    """,
+    regex.VERBOSE,
+)
 _QUOTES = (
     ('"', '"'),
     ("“", "”"),
@@ -103,6 +116,7 @@ class Builtins:
 
     names: tuple[tuple[int, int, int], ...] = ()
     code: tuple[Span, ...] = ()
+    math: tuple[Span, ...] = ()
     pasted: tuple[Span, ...] = ()
     #: inline colons: (the lead: sentence start to the colon, the text after it)
     colons: tuple[tuple[Span, Span], ...] = ()
@@ -141,6 +155,11 @@ def name_runs(text: str, ignored: frozenset[str]) -> list[tuple[int, int, int]]:
 def code_spans(text: str) -> list[Span]:
     """Code-looking parts of ``text`` (original coordinates)."""
     return [m.span() for m in _CODE.finditer(text, timeout=TIMEOUT) if m.end() > m.start()]
+
+
+def math_spans(text: str) -> list[Span]:
+    """Arithmetic and equations in ``text`` (original coordinates)."""
+    return [m.span() for m in _MATH.finditer(text, timeout=TIMEOUT) if m.end() > m.start()]
 
 
 def pasted_spans(text: str) -> list[Span]:
@@ -183,6 +202,7 @@ def find(
     if cur is None:
         return Builtins(
             code=tuple(code_spans(original)),
+            math=tuple(math_spans(original)),
             pasted=tuple(pasted_spans(original)),
             colons=tuple(colon_spans(original)),
         )
@@ -195,6 +215,7 @@ def find(
     return Builtins(
         names=names,
         code=tuple(_mapped(to_norm, code_spans(original))),
+        math=tuple(_mapped(to_norm, math_spans(original))),
         pasted=tuple(_mapped(to_norm, pasted_spans(original))),
         colons=tuple(
             (lead, rest)
@@ -245,6 +266,7 @@ def shifted(b: Builtins, by: int) -> Builtins:
     return Builtins(
         names=tuple((s + by, e + by, n) for s, e, n in b.names),
         code=tuple((s + by, e + by) for s, e in b.code),
+        math=tuple((s + by, e + by) for s, e in b.math),
         pasted=tuple((s + by, e + by) for s, e in b.pasted),
         colons=tuple(((a + by, b_ + by), (c + by, d + by)) for (a, b_), (c, d) in b.colons),
     )
@@ -255,6 +277,7 @@ def joined(a: Builtins, b: Builtins) -> Builtins:
     return Builtins(
         names=a.names + b.names,
         code=a.code + b.code,
+        math=a.math + b.math,
         pasted=a.pasted + b.pasted,
         colons=a.colons + b.colons,
     )

@@ -240,7 +240,7 @@ class _Occurrences:
                     if n >= least and not any(s < e2 and s2 < e for s2, e2 in subject)
                 ]
             else:
-                got = list(b.code) if name == "code" else self.pasted()
+                got = self.pasted() if name == "pasted" else list(getattr(b, name))
             if name in self.m.concepts.get(locale, {}):  # the locale adds terms of its own
                 got = sorted({*got, *self.concept(locale, name)})
             self._concepts[key] = got

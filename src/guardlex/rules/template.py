@@ -41,7 +41,7 @@ from guardlex.rules.tree import (
 #: The placeholders a template may use inside braces.
 PLACEHOLDERS = ("subject",)
 #: Concepts every locale has without writing them (provided by the engine).
-BUILTIN_CONCEPTS = ("number", "name", "code", "pasted")
+BUILTIN_CONCEPTS = ("number", "name", "code", "math", "pasted")
 #: Shortest stem before ``*``, in letters (Han characters: ``MIN_STEM_HAN``).
 MIN_STEM = 3
 MIN_STEM_HAN = 1
