@@ -377,7 +377,8 @@ class Packs:
                     ),
                 )
             if together is not None:
-                hit = m.route_section(together, "refusal", offset)
+                veto = self._foreign_veto(m, together, text, language)
+                hit = m.route_section(together, "refusal", offset, veto=veto)
                 if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
             if together is not None and self._elliptical(text) and not self._has_own_content(alone):
