@@ -234,10 +234,13 @@ class _Occurrences:
             if name == "name":
                 least = self.m.name_min_words.get(locale, 1)
                 subject = [(s, e) for s, e, _ in self.names]
+                known = self.m._keys
                 got = [
                     (s, e)
                     for s, e, n in b.names
-                    if n >= least and not any(s < e2 and s2 < e for s2, e2 in subject)
+                    if n >= least
+                    and not any(s < e2 and s2 < e for s2, e2 in subject)
+                    and not all(w in known for w in self.text[s:e].split())
                 ]
             else:
                 got = self.pasted() if name == "pasted" else list(getattr(b, name))
