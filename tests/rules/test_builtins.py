@@ -100,6 +100,7 @@ def test_builtins_in_rules(write_pack: PackWriter) -> None:
     assert packs.route("is she better than Chip Huyen").rule_id == "cmp"
     assert packs.route("is she better than chip huyen").kind == "retrieve"  # no capitals
     assert packs.route("Is Dana Reyes better?").kind == "retrieve"  # the subject is no <name>
+    assert packs.route("is she better than Translate").kind == "retrieve"  # a pack word
     route = packs.route("can you fix foo(bar) for me")
     assert route.rule_id == "dbg"
     assert [e.concept for e in route.evidence] == ["fix", "code"]

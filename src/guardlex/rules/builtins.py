@@ -8,7 +8,9 @@ normalised text), by the shape of the text, never by words of a language:
   lower-case letter: "Chip Huyen", "LeCun"; not "RAG" or "BM25") in a cased script.
   The first word of a sentence is not a name by its capital alone; words that are
   stopwords, pronouns or titles of a loaded locale are not names; the configured subject
-  names are ``{subject}``, never ``<name>``. A locale whose nouns are all capitalised says
+  names are ``{subject}``, never ``<name>``; nor is a run whose every word is a word of
+  the loaded packs ("and June?": "june" is a month word of a concept, not a person).
+  A locale whose nouns are all capitalised says
   ``names: {min_words: 2}`` in ``locale.yaml`` (German), so only first-and-last-name runs
   count there.
 - ``<code>``: text in backticks or a fenced block, a call (``lower(email)``,

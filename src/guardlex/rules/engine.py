@@ -452,9 +452,12 @@ class Packs:
         content word ("what about her caching article?" names an article), so the
         follow-up is judged on its own instead of inheriting the previous refusal."""
         m = occ.m
+        names = [(s, e) for s, e, _ in occ.builtins.names]
         for code, concepts in m.concepts.items():
             for name in concepts:
                 for s, e in occ.concept(code, name):
+                    if any(a <= s and e <= b for a, b in names):
+                        continue  # a name is no topic: "and June?", "what about Karpathy?"
                     if self.significant_words(occ.text[s:e]):
                         return True
         return False
