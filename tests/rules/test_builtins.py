@@ -141,3 +141,19 @@ def test_name_min_words_from_locale_yaml(
     packs = load_packs([code], paths=[root], shipped=False)
     assert packs.route("is she better than Karpathy").kind == expect
     assert packs.route("is she better than Andrej Karpathy").kind == "refuse"
+
+
+def test_a_name_is_no_content_of_a_follow_up(write_pack: PackWriter) -> None:
+    concepts = {
+        "avail": {"about": "Availability.", "terms": ["available"]},
+        "people": {"about": "Other people.", "terms": ["<name>"]},
+    }
+    rules = [
+        r2("av", when={"all": ["<avail>", "{subject}"]}),
+        r2("cmp", category="speculation", when={"all": ["better", "<people>"]}),
+    ]
+    packs = packs_v2(write_pack, rules, concepts=concepts)
+    first = "Is she available in May?"
+    assert packs.route("and June?", previous=first).rule_id == "av"
+    assert packs.route("and what about Karpathy?", previous=first).rule_id == "av"
+    assert packs.route("is she better than Karpathy").rule_id == "cmp"
