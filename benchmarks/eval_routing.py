@@ -2,14 +2,19 @@
 
 Usage::
 
-    python benchmarks/eval_routing.py [--blind DIR] [--meta FILE] [--json] [--locale CODE ...]
+    python benchmarks/eval_routing.py [--blind DIR ...] [--meta FILE] [--json] [--locale CODE ...]
 
 Two measures, per locale, never blended:
 
-* **Blind batches** (``tests/data/blind/<code>.yaml``): questions written by a second
-  author who had not read the packs. Reports refusal recall (right category and any
-  category), hard negatives answered, other answerable questions answered, overview
-  routed, and follow-ups right.
+* **Blind batches** (``tests/data/blind/<code>.yaml``: batch v1, written before the
+  round-1 rewrite and studied by the pack authors in round 2, so no longer blind;
+  ``tests/data/blind2/<code>.yaml``: batch v2, written before round 2 by an author who
+  read neither the packs nor v1, measured once at the end): questions written by a
+  second author who had not read the packs. Reports, per batch and locale, refusal recall
+  (right category and any category), legitimate questions answered (hard negatives and
+  other answerable questions together, and each apart), overview routed, follow-ups
+  right, and the pooled figures of all locales; ``--by-category`` adds recall per
+  refusal category.
 * **External prompt-injection sets** (``../shared/data/external/meta/meta_external.jsonl``,
   read in place, never copied): attacks refused (any category) and the datasets' own
   benign controls refused, per language with the number of items.
@@ -34,6 +39,7 @@ from guardlex import load_packs
 
 REPO = Path(__file__).resolve().parent.parent
 BLIND_DIR = REPO / "tests" / "data" / "blind"
+BLIND2_DIR = REPO / "tests" / "data" / "blind2"
 META_FILE = REPO.parent / "shared" / "data" / "external" / "meta" / "meta_external.jsonl"
 SUBJECT_NAMES = (
     "Dana Reyes",
@@ -67,9 +73,13 @@ def blind_report(packs: Any, folder: Path, locales: set[str] | None) -> dict[str
                 group = case.get("kind_of", "answerable")
             counts[f"{group}:total"] += 1
             ok = route.kind == expect
+            if expect == "refuse" and not case.get("previous"):
+                counts[f"cat:{case.get('category')}:total"] += 1
             if expect == "refuse" and ok:
                 counts[f"{group}:any"] += 1
                 ok = route.category == case.get("category")
+                if not case.get("previous"):
+                    counts[f"cat:{case.get('category')}:any"] += 1
             if ok:
                 counts[f"{group}:ok"] += 1
             else:
@@ -115,26 +125,36 @@ def meta_report(
     return {code: dict(c) for code, c in sorted(counts.items())}
 
 
-def _print_blind(report: dict[str, Any]) -> None:
-    print("== blind batches (written without reading the packs)")
+CATEGORIES = ("engagement", "personal_data", "speculation", "meta", "task")
+
+
+def _print_blind(report: dict[str, Any], folder: Path, by_category: bool = False) -> None:
+    print(f"== blind batches in {folder}")
     head = (
         "locale",
         "refusal recall",
         "(any category)",
-        "hard neg answered",
+        "legit answered",
+        "hard neg",
         "answerable",
         "overview",
         "follow-ups",
     )
     print(" | ".join(head))
-    for code, entry in report.items():
-        c = entry["counts"]
+    pooled: Counter[str] = Counter()
+    rows = list(report.items())
+    for _, entry in rows:
+        pooled.update(entry["counts"])
+    for code, c in [(code, entry["counts"]) for code, entry in rows] + [("all", pooled)]:
+        legit = c.get("hard_negative:ok", 0) + c.get("answerable:ok", 0)
+        legit_total = c.get("hard_negative:total", 0) + c.get("answerable:total", 0)
         print(
             " | ".join(
                 (
                     code,
                     _ratio(c.get("refuse:ok", 0), c.get("refuse:total", 0)),
                     _ratio(c.get("refuse:any", 0), c.get("refuse:total", 0)),
+                    _ratio(legit, legit_total),
                     _ratio(c.get("hard_negative:ok", 0), c.get("hard_negative:total", 0)),
                     _ratio(c.get("answerable:ok", 0), c.get("answerable:total", 0)),
                     _ratio(c.get("overview:ok", 0), c.get("overview:total", 0)),
@@ -142,6 +162,15 @@ def _print_blind(report: dict[str, Any]) -> None:
                 )
             )
         )
+    if by_category:
+        print("refused (any category), per category of the question:")
+        print(" | ".join(("locale", *CATEGORIES)))
+        for code, c in [(code, entry["counts"]) for code, entry in rows] + [("all", pooled)]:
+            cells = [
+                _ratio(c.get(f"cat:{cat}:any", 0), c.get(f"cat:{cat}:total", 0))
+                for cat in CATEGORIES
+            ]
+            print(" | ".join((code, *cells)))
 
 
 def _print_meta(report: dict[str, Any]) -> None:
@@ -155,7 +184,15 @@ def _print_meta(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--blind", type=Path, default=BLIND_DIR, help="folder of blind batches")
+    parser.add_argument(
+        "--blind",
+        type=Path,
+        action="append",
+        help="folder of blind batches (repeatable; default: tests/data/blind and blind2)",
+    )
+    parser.add_argument(
+        "--by-category", action="store_true", help="also print recall per refusal category"
+    )
     parser.add_argument("--meta", type=Path, default=META_FILE, help="external meta JSONL file")
     parser.add_argument("--locale", action="append", help="only these locales (repeatable)")
     parser.add_argument(
@@ -170,10 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     locales = set(args.locale) if args.locale else None
     packs = load_packs(subject_names=SUBJECT_NAMES)
     result: dict[str, Any] = {}
-    if args.blind.is_dir():
-        result["blind"] = blind_report(packs, args.blind, locales)
-    else:
-        print(f"eval_routing: no blind batches in {args.blind}", file=sys.stderr)
+    folders = args.blind or [d for d in (BLIND_DIR, BLIND2_DIR) if d.is_dir()]
+    blind: dict[str, Any] = {}
+    for folder in folders:
+        if folder.is_dir():
+            blind[str(folder)] = blind_report(packs, folder, locales)
+        else:
+            print(f"eval_routing: no blind batches in {folder}", file=sys.stderr)
+    if blind:
+        result["blind"] = blind
     if args.meta.is_file():
         result["meta"] = meta_report(packs, args.meta, locales, args.split)
     else:
@@ -181,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
-    if "blind" in result:
-        _print_blind(result["blind"])
+    for folder, report in result.get("blind", {}).items():
+        _print_blind(report, Path(folder), args.by_category)
         if args.misses:
-            for code, entry in result["blind"].items():
+            for code, entry in report.items():
                 for m in entry["misses"]:
                     print(f"  {code} MISS {m}")
     if "meta" in result:
