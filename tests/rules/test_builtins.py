@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from guardlex.normalise import normalise_with_offsets
+from guardlex.rules import Packs
 from guardlex.rules import builtins as b
 
 from .conftest import PackWriter
@@ -157,3 +158,37 @@ def test_a_name_is_no_content_of_a_follow_up(write_pack: PackWriter) -> None:
     assert packs.route("and June?", previous=first).rule_id == "av"
     assert packs.route("and what about Karpathy?", previous=first).rule_id == "av"
     assert packs.route("is she better than Karpathy").rule_id == "cmp"
+
+
+_BUILTIN_PACKS: list[Packs] = []
+
+
+def _builtin_packs(write_pack: PackWriter) -> Packs:
+    if not _BUILTIN_PACKS:
+        rules = [
+            r2("b1", when={"all": ["<name>"], "any": ["<code>", "<math>"]}),
+            r2("b2", category="task", reads_pasted=True, when={"all": ["<pasted>"]}),
+            r2("b3", category="meta", templates=["<name> <number>", "{subject} <code>"]),
+        ]
+        _BUILTIN_PACKS.append(packs_v2(write_pack, rules, code="tb"))
+    return _BUILTIN_PACKS[0]
+
+
+# the pack is written once and kept (the fixture's folder is not reset between inputs)
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.text(max_size=120),
+    st.text(alphabet="Ab Chip Huyen `x=1;` 3x+7=22 \"'«»:\n()", max_size=60),
+)
+def test_route_with_builtins_is_total(write_pack: PackWriter, noise: str, shaped: str) -> None:
+    packs = _builtin_packs(write_pack)
+    for text in (noise, shaped, noise + shaped):
+        route = packs.route(text, previous=shaped or None)
+        assert route.kind in ("refuse", "overview", "retrieve")
+        if route.span is not None:
+            assert 0 <= route.span[0] <= route.span[1] <= len(text)
+        for ev in route.evidence:
+            if ev.span is not None:
+                assert text[ev.span[0] : ev.span[1]] == ev.text
