@@ -104,6 +104,7 @@ class _Occurrences:
         self._present: frozenset[str] | None = None
         self._candidates: dict[str, list[tuple[Rule, set[int]]]] = {}
         self._guarded: dict[tuple[str, str | None], bool] = {}
+        self._items: dict[tuple[str, str], list[Span]] = {}  # frame items (Matcher._frame)
 
     @property
     def present(self) -> frozenset[str]:
@@ -863,15 +864,20 @@ class Matcher:
         frame = rule.frame
         assert frame is not None
 
-        def item_spans(item: dict[str, Any]) -> list[Span]:
-            out: set[Span] = set()
-            for form in item["forms"]:
-                out.update(occ.form_spans(form, rule.locale, first_only=False))
-            return sorted(out)
+        locale = rule.locale
 
-        for item in frame["none"]:
-            if item_spans(item):
-                return None
+        def item_spans(item: dict[str, Any]) -> list[Span]:
+            # an item's forms depend only on its text and locale: shared by every frame
+            key = (locale, item["text"])
+            got = occ._items.get(key)
+            if got is None:
+                out: set[Span] = set()
+                for form in item["forms"]:
+                    out.update(occ.form_spans(form, locale, first_only=False))
+                got = occ._items[key] = sorted(out)
+            return got
+
+        # the guards (``none``) last: the cheap misses of ``all``/``any`` first
         chosen: list[tuple[str, Span]] = []
         all_spans = []
         for item in frame["all"]:
@@ -922,6 +928,9 @@ class Matcher:
                     return None
                 sp = later[0]
             chosen.append((_item_name(any_item[0]), sp))
+        for item in frame["none"]:
+            if item_spans(item):
+                return None
         lo = min(s for _, (s, _) in chosen)
         hi = max(e for _, (_, e) in chosen)
         return Hit(rule, (lo, hi), tuple(sorted(chosen, key=lambda c: c[1])))
