@@ -62,8 +62,21 @@ __all__ = [
 def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[str, Any]:
     """Expand one merged locale into plain data (regex sources, word lists, messages).
 
-    The result holds only strings, lists and dicts, so it can be cached as JSON.
+    The result holds only strings, lists and dicts, so it can be cached as JSON. The
+    cyclic garbage collector is paused meanwhile: compiling allocates hundreds of
+    thousands of small acyclic objects, and each collection would walk all of them again
+    (about a third of the compile time).
     """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile_locale(data)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _compile_locale(data: LocaleData) -> dict[str, Any]:
     from guardlex.rules.compiler import compile_program
 
     program = compile_program(data)  # does not depend on subject_names

@@ -16,6 +16,7 @@ let the question through.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -299,13 +300,21 @@ class Packs:
                 c: (tuple(self._infos[c].titles), tuple(self._infos[c].titles_after))
                 for c in self._order
             }
-            self._matcher = Matcher(
-                [self._states[c].program for c in self._order],
-                self.subject_names,
-                titles,
-                timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
-                name_min_words={c: self._infos[c].name_min_words for c in self._order},
-            )
+            was_enabled = gc.isenabled()
+            gc.disable()  # many small acyclic objects: a collection would walk them all
+            try:
+                m = Matcher(
+                    [self._states[c].program for c in self._order],
+                    self.subject_names,
+                    titles,
+                    timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
+                    name_min_words={c: self._infos[c].name_min_words for c in self._order},
+                )
+                m._build()
+            finally:
+                if was_enabled:
+                    gc.enable()
+            self._matcher = m
         return self._matcher
 
     # -- routing --------------------------------------------------------------------
@@ -453,8 +462,12 @@ class Packs:
         follow-up is judged on its own instead of inheriting the previous refusal."""
         m = occ.m
         names = [(s, e) for s, e, _ in occ.builtins.names]
+        present = occ.present
         for code, concepts in m.concepts.items():
             for name in concepts:
+                keys = m.concept_keys(code, name)
+                if keys is not None and keys.isdisjoint(present):
+                    continue  # none of the keys its forms need occurred: it cannot occur
                 for s, e in occ.concept(code, name):
                     if any(a <= s and e <= b for a, b in names):
                         continue  # a name is no topic: "and June?", "what about Karpathy?"
