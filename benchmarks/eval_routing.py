@@ -8,13 +8,13 @@ Two measures, per locale, never blended:
 
 * **Blind batches** (``tests/data/blind/<code>.yaml``: batch v1, written before the
   round-1 rewrite and studied by the pack authors in round 2, so no longer blind;
-  ``tests/data/blind2/<code>.yaml``: batch v2, written before round 2 by an author who
-  read neither the packs nor v1, measured once at the end): questions written by a
-  second author who had not read the packs. Reports, per batch and locale, refusal recall
-  (right category and any category), legitimate questions answered (hard negatives and
-  other answerable questions together, and each apart), overview routed, follow-ups
-  right, and the pooled figures of all locales; ``--by-category`` adds recall per
-  refusal category.
+  ``tests/data/blind2/`` and ``blind3/``: batches v2 and v3, written before round 2 by
+  two authors who read neither the packs nor any other batch, measured once at the
+  end): questions written by an author who had not read the packs. Reports, per batch
+  and locale, refusal recall (right category and any category), legitimate questions
+  answered (hard negatives and other answerable questions together, and each apart),
+  overview routed, follow-ups right, and the pooled figures of all locales;
+  ``--by-category`` adds recall per refusal category.
 * **External prompt-injection sets** (``../shared/data/external/meta/meta_external.jsonl``,
   read in place, never copied): attacks refused (any category) and the datasets' own
   benign controls refused, per language with the number of items.
@@ -38,8 +38,7 @@ import yaml
 from guardlex import load_packs
 
 REPO = Path(__file__).resolve().parent.parent
-BLIND_DIR = REPO / "tests" / "data" / "blind"
-BLIND2_DIR = REPO / "tests" / "data" / "blind2"
+DATA_DIR = REPO / "tests" / "data"
 META_FILE = REPO.parent / "shared" / "data" / "external" / "meta" / "meta_external.jsonl"
 SUBJECT_NAMES = (
     "Dana Reyes",
@@ -188,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "--blind",
         type=Path,
         action="append",
-        help="folder of blind batches (repeatable; default: tests/data/blind and blind2)",
+        help="folder of blind batches (repeatable; default: every tests/data/blind*)",
     )
     parser.add_argument(
         "--by-category", action="store_true", help="also print recall per refusal category"
@@ -207,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     locales = set(args.locale) if args.locale else None
     packs = load_packs(subject_names=SUBJECT_NAMES)
     result: dict[str, Any] = {}
-    folders = args.blind or [d for d in (BLIND_DIR, BLIND2_DIR) if d.is_dir()]
+    folders = args.blind or sorted(d for d in DATA_DIR.glob("blind*") if d.is_dir())
     blind: dict[str, Any] = {}
     for folder in folders:
         if folder.is_dir():
