@@ -95,7 +95,18 @@ def _is_plain(lit: str) -> bool:
         return False
     if any(a in JOINERS and b in JOINERS for a, b in itertools.pairwise(lit)):
         return False
-    return all(ch in JOINERS or (is_word_char(ch) and not is_han(ch)) for ch in lit)
+    chars = set(lit)  # each distinct character once (the words share a small alphabet)
+    if chars <= _PLAIN_CHARS:
+        return True
+    for ch in chars - _PLAIN_CHARS:
+        if not (ch in JOINERS or (is_word_char(ch) and not is_han(ch))):
+            return False
+        _PLAIN_CHARS.add(ch)
+    return True
+
+
+#: characters already found to be joiners or non-Han word characters (``_is_plain``)
+_PLAIN_CHARS: set[str] = set()
 
 
 def _split(words: Iterable[str]) -> tuple[list[str], list[str]]:
