@@ -488,7 +488,8 @@ class Matcher:
         # occurrence, not a thousand
         self._roles = [tuple(keys[s]) for s in self._strings]
         # does a hit of the string need a word boundary on its left / right?
-        self._edges = [(_needs_boundary(s[0]), _needs_boundary(s[-1])) for s in self._strings]
+        edge = {ch: _needs_boundary(ch) for ch in {*(s[0] for s in keys), *(s[-1] for s in keys)}}
+        self._edges = [(edge[s[0]], edge[s[-1]]) for s in self._strings]
         for rule in self.rules:
             for rx in rule.hatch:
                 if rx.get("anchors") is not None:
