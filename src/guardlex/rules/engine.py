@@ -309,8 +309,7 @@ class Packs:
                     titles,
                     timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
                     name_min_words={c: self._infos[c].name_min_words for c in self._order},
-                )
-                m._build()
+                )  # the automaton itself is built on first use (``Matcher._build``)
             finally:
                 if was_enabled:
                     gc.enable()
