@@ -3,8 +3,9 @@
 ``Matcher`` is built once from the compiled programs of every loaded locale
 (``guardlex.rules.compiler``) and the configured subject names. For each question:
 
-1. one automaton pass (Aho-Corasick from ``ahocorasick-rs`` when installed, otherwise a
-   trie-shaped regex that reports the same occurrences) finds every literal of every
+1. one automaton pass (Aho-Corasick from ``ahocorasick-rs`` when installed, otherwise
+   set look-ups of the substrings that could be strings, which report the same
+   occurrences) finds every literal of every
    form of every rule and concept of every locale, every stem, every subject pronoun
    and name, and every anchor of the escape-hatch regexes;
 2. whole-word checks turn raw hits into occurrences: ``(start, end)`` per element;
@@ -30,7 +31,6 @@ from typing import Any
 import regex
 
 from guardlex.rules._text import is_han, is_word_char, normalise
-from guardlex.rules.anchors import trie_source
 from guardlex.rules.builtins import NONE, Builtins
 from guardlex.rules.compile import subject_words
 
@@ -495,8 +495,8 @@ class Matcher:
                 if rx.get("anchors") is not None:
                     rx["_set"] = frozenset(rx["anchors"])
         self._ac: Any = None
-        self._scan: regex.Pattern[str] | None = None
-        self._prefixes: list[tuple[int, ...]] = []
+        self._index: dict[str, int] = {}  # without ahocorasick-rs: string -> number
+        self._lengths: dict[str, tuple[int, ...]] = {}  # first character -> lengths
         self._built = False
         self._concept_order: list[tuple[str, str]] = []
         self._section_concepts: dict[
@@ -602,14 +602,12 @@ class Matcher:
             return
         try:
             from ahocorasick_rs import AhoCorasick
-        except ImportError:  # the same occurrences, found by a trie-shaped regex
-            index = {s: i for i, s in enumerate(self._strings)}
-            self._prefixes = [
-                tuple(index[s[:k]] for k in range(1, len(s) + 1) if s[:k] in index)
-                for s in self._strings
-            ]
-            self._scan = regex.compile("(?=(" + trie_source(self._strings) + "))")
-            self._index = index
+        except ImportError:  # the same occurrences, found by dictionary look-ups
+            self._index = {s: i for i, s in enumerate(self._strings)}
+            lengths: dict[str, set[int]] = {}
+            for s in self._strings:
+                lengths.setdefault(s[0], set()).add(len(s))
+            self._lengths = {ch: tuple(sorted(ls)) for ch, ls in lengths.items()}
         else:
             self._ac = AhoCorasick(self._strings)
 
@@ -617,14 +615,20 @@ class Matcher:
         """(string index, start, end) of every occurrence of every automaton string."""
         if self._ac is not None:
             return self._ac.find_matches_as_indexes(text, overlapping=True)
-        if self._scan is None:
+        if not self._lengths:
             return ()
+        # without the extra: at each position, each length some string starting with
+        # that character has (shortest first), looked up in the set of strings
         out = []
-        strings, index, prefixes = self._strings, self._index, self._prefixes
-        for m in self._scan.finditer(text, timeout=self.timeout()):
-            s = m.start()
-            for k in prefixes[index[m.group(1)]]:
-                out.append((k, s, s + len(strings[k])))
+        index, lengths, n = self._index, self._lengths, len(text)
+        for s in range(n):
+            for length in lengths.get(text[s], ()):
+                e = s + length
+                if e > n:
+                    break
+                k = index.get(text[s:e])
+                if k is not None:
+                    out.append((k, s, e))
         return out
 
     def occurrences(
