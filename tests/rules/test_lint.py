@@ -399,3 +399,25 @@ def test_shadowing_with_collapsed_alternatives() -> None:
     assert _contained_at(_tokens(big), _tokens([["w", "how"]])) == []
     assert _contained_at(_tokens(big), _tokens([["w", "much does"], " ", ["s"]])) == [1]
     assert _contained_at(_tokens(big), _tokens([["w", "much"], "g", ["s"]])) == []  # a gap
+
+
+def test_a_pack_must_read_the_same_without_libyaml(tmp_path: Path) -> None:
+    """libyaml accepts '[¿Está casada?, ...]'; PyYAML's pure-Python parser does not."""
+    import yaml
+
+    from guardlex.errors import PackError
+    from guardlex.rules._schema import read_pack_file
+    from guardlex.rules.lint import _portable_yaml
+
+    head = "locale: es\nschema_version: 2\nrules:\n"
+    bad = tmp_path / "refusal.yaml"
+    bad.write_text(head + "  - examples: {match: [¿Está casada?, ¿Tiene hijos?]}\n", "utf-8")
+    good = tmp_path / "overview.yaml"
+    good.write_text(head + '  - examples: {match: ["¿Está casada?"]}\n', "utf-8")
+    assert _portable_yaml(good, read_pack_file(good, "overview")) == []
+    if not hasattr(yaml, "CSafeLoader"):  # without libyaml the loader itself refuses it
+        with pytest.raises(PackError):
+            read_pack_file(bad, "refusal")
+        return
+    (finding,) = _portable_yaml(bad, read_pack_file(bad, "refusal"))
+    assert finding.line == 4 and "double quotes" in finding.message

@@ -338,6 +338,8 @@ def _read_folder(
                 findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, _bare(exc)))
                 ok = False
                 continue
+            if check:
+                findings.extend(_portable_yaml(path, pf))
             problems = schema_problems(pf, code)
             if check:
                 for _, line, message in problems:
@@ -354,6 +356,48 @@ def _read_folder(
                 findings.append(Finding(exc.path or str(path), exc.line or 1, ERROR, _bare(exc)))
                 ok = False
     return ok
+
+
+def _portable_yaml(path: Path, pf: PackFile) -> list[Finding]:
+    """A file must read the same with and without libyaml.
+
+    The loader uses libyaml's parser when PyYAML has it; the pure-Python parser rejects
+    some plain scalars libyaml accepts (a list item ending in "?" inside ``[...]``:
+    ``[¿Está casada?, ...]``), so such a pack would load on one machine and fail on
+    another. The linter reads each file with the pure-Python parser too.
+    """
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        plain = yaml.safe_load(text)  # the pure-Python parser, whatever is installed
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        message = (
+            "this line reads differently without libyaml (PyYAML's pure-Python parser "
+            'rejects it): put the list item in double quotes, e.g. ["¿Está casada?", ...]'
+        )
+        return [Finding(str(path), line, ERROR, message)]
+    if _stringify(plain) != pf.data:
+        return [
+            Finding(
+                str(path),
+                1,
+                ERROR,
+                "the file reads differently without libyaml; quote list items that "
+                "hold ?, :, # or brackets",
+            )
+        ]
+    return []
+
+
+def _stringify(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _stringify(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stringify(v) for v in value]
+    return value
 
 
 def _bare(exc: PackError) -> str:
