@@ -136,15 +136,20 @@ PRECOMPILED_FORMAT = "1"
 def program_stamp() -> str:
     """Identity of the code that compiles packs, by content: the same on every install.
 
-    Covers every source of ``guardlex.rules`` and ``guardlex.normalise`` (data files
-    included), the cache format and the guardlex and regex versions.
+    Covers every source of ``guardlex.rules`` but the linter and the scaffold (which no
+    compilation imports) and of ``guardlex.normalise`` (data files included), the cache
+    format and the guardlex and regex versions.
     """
     h = hashlib.sha256()
     h.update(
         f"{PRECOMPILED_FORMAT}|{CACHE_FORMAT}|{guardlex.__version__}|{regex.__version__}".encode()
     )
     here = Path(__file__).resolve().parent
-    files = [(f"rules/{p.name}", p) for p in sorted(here.glob("*.py"))]
+    files = [
+        (f"rules/{p.name}", p)
+        for p in sorted(here.glob("*.py"))
+        if not p.name.startswith(("lint", "scaffold"))
+    ]
     norm = here.parent / "normalise"
     if norm.is_dir():
         files.extend(
