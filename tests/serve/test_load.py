@@ -118,7 +118,11 @@ def test_concurrent_streams_never_overspend_the_budget(
 
 
 def test_rate_limits_hold_under_concurrency(runner: Runner, tmp_path) -> None:
-    limiter = RateLimiter(str(tmp_path / "rate.sqlite"), limits=(("minute", 60, 7),))
+    # a fixed clock: the fixed one-minute window must not roll over while a slow, loaded
+    # machine is still sending the 45 requests (that let 14 through for one client)
+    limiter = RateLimiter(
+        str(tmp_path / "rate.sqlite"), limits=(("minute", 60, 7),), clock=lambda: 1_000_020.0
+    )
     app = make_app(runner, rate_limiter=limiter, trusted_proxies=parse_networks(["127.0.0.1"]))
     server = LiveServer(app).start()
     jobs = [
