@@ -22,7 +22,7 @@ from typing import Any
 import regex
 
 from guardlex.errors import PackError
-from guardlex.rules._schema import FILE_KINDS, PackFile, read_pack_file
+from guardlex.rules._schema import FILE_KINDS, PackFile, _stringify_keys, read_pack_file
 from guardlex.rules._text import normalise
 from guardlex.rules.checks import (
     backtracking_risks,
@@ -379,7 +379,7 @@ def _portable_yaml(path: Path, pf: PackFile) -> list[Finding]:
             'rejects it): put the list item in double quotes, e.g. ["¿Está casada?", ...]'
         )
         return [Finding(str(path), line, ERROR, message)]
-    if _stringify(plain) != pf.data:
+    if _stringify_keys(plain) != pf.data:
         return [
             Finding(
                 str(path),
@@ -390,14 +390,6 @@ def _portable_yaml(path: Path, pf: PackFile) -> list[Finding]:
             )
         ]
     return []
-
-
-def _stringify(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _stringify(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_stringify(v) for v in value]
-    return value
 
 
 def _bare(exc: PackError) -> str:
