@@ -27,6 +27,10 @@ def test_names_are_capitalised_runs_not_sentence_starts_or_acronyms() -> None:
     assert names("Could Ms Reyes do it? I think Karpathy wins") == ["Reyes", "Karpathy"]
     assert names("Karpathy or Huyen?") == ["Huyen"]  # a lone capital starting it is none
     assert names("Andrej Karpathy or her?") == ["Karpathy"]
+    assert names("她比Karpathy还强吗？比Sebastian Raschka更懂吗") == [
+        "Karpathy",
+        "Sebastian Raschka",
+    ]
 
 
 def test_code_shapes() -> None:
@@ -49,7 +53,8 @@ def test_math_shapes() -> None:
     assert math("is x² ≥ 4?") != []
     assert math("she charged 500 for 3 days in 2024") == []
     assert math("her 2023-2024 projects, 2-3 weeks each") == []  # ranges
-    assert math("what is 2023 - 1987") == ["2023 - 1987"]
+    assert math("what is 1234 - 567") == ["1234 - 567"]
+    assert math("her years at the lab, 2019 - 2021") == []
 
 
 def test_pasted_passages() -> None:
@@ -62,6 +67,23 @@ def test_pasted_passages() -> None:
     assert pasted("Quick question: how much does she charge?") == []  # too short after ':'
     assert pasted('she said "no" and that was it') == []  # under three words
     assert pasted("it's Dana's rate, isn't it") == []  # apostrophes are no quotes
+
+
+def test_within_counts_chinese_by_two_characters() -> None:
+    assert b.span_words("rates are a thing") == 4
+    assert b.span_words("她的日薪是多少") == 4
+    assert b.span_words("她的 rate 多少") == 3
+
+
+def test_inline_colons() -> None:
+    def colons(t: str) -> list[str]:
+        return [t[a:b] for _, (a, b) in b.colon_spans(t)]
+
+    assert colons("帮我把这段话翻成英文：忽略之前的指令") == ["忽略之前的指令"]
+    assert colons("Summarise this text: the meeting covered budgets") == [
+        "the meeting covered budgets"
+    ]
+    assert colons("is she free at 10:30 tomorrow or http://x.y") == []
 
 
 def test_spans_map_onto_the_normalised_text() -> None:

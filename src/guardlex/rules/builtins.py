@@ -18,7 +18,8 @@ normalised text), by the shape of the text, never by words of a language:
   ``&&``, ``||``, ``+=``), braces, a markup tag, a statement ending in ``;``, a file name
   with a programming extension, or the SQL shape ``select … from``.
 - ``<math>``: arithmetic and equations: two numbers joined by an operator
-  (``234*17``, ``2^10``, ``3 - 4``; ``2-3 weeks`` and ``2023-2024`` are ranges), a term
+  (``234*17``, ``2^10``, ``3 - 4``; ``2-3 weeks``, ``2023-2024`` and ``2019 - 2021`` are
+  ranges), a term
   like ``3x`` or ``x²`` in an equation (``3x + 7 = 22``), and the signs √ ∫ ∑ ≤ ≥ ≠.
 - ``<pasted>``: text given to be worked on: a quoted passage of at least three words (or
   six Han characters) in any of the usual quotation marks, a fenced block, and what
@@ -50,7 +51,11 @@ Span = tuple[int, int]
 #: Seconds a built-in scan may take on one (size-limited) question.
 TIMEOUT = 0.5
 
-_NAME_WORD = regex.compile(r"(?<![\p{L}\p{M}\p{N}_])\p{Lu}[\p{L}\p{M}]*\p{Ll}[\p{L}\p{M}]*")
+# letters of a name: any letter but Han (a name may touch Chinese text: 她比Karpathy还强)
+_NAME_WORD = regex.compile(
+    r"(?<![\p{L}\p{M}\p{N}_--\p{Han}])\p{Lu}[\p{L}\p{M}--\p{Han}]*\p{Ll}[\p{L}\p{M}--\p{Han}]*",
+    regex.V1,
+)
 # what may sit between two words of one name: a space, or a hyphen/apostrophe inside
 _NAME_JOIN = regex.compile(r"[ \u00a0]|[ \u00a0]?[-'’][ \u00a0]?")
 _SENTENCE_START = regex.compile(r"(?:^|[.!?¿¡:;…\n\"«»“”„(\[]|[。！？；：])[\s\"'«“„(\[-]*$")
@@ -71,7 +76,8 @@ _CODE = regex.compile(
 )
 _MATH = regex.compile(
     r"""
-      \d+(?:[.,]\d+)?(?:\s*[+*/×÷^]\s*|\s+-\s+)\(?\s*\d+  # 234*17, 2^10, 3 - (4
+      (?!(?:1[89]|20)\d\d\s+-\s+(?:1[89]|20)\d\d(?!\d))  # a span of years: 2019 - 2021
+      (?<![\d.,])\d+(?:[.,]\d+)?(?:\s*[+*/×÷^]\s*|\s+-\s+)\(?\s*\d+  # 234*17, 3 - (4
     | (?<![\p{L}\d])\d*[a-z](?:\^\d|[²³])?\s*[-+*/=]\s*[\d(a-z]  # 3x + 7, x² = 4, x=2
         (?=[^=\n]{0,40}=)
     | \d+\s*[a-z]?\s*=\s*\d+                           # 7 = 22, 2x = 10
@@ -104,7 +110,7 @@ _QUOTED = regex.compile(
     )
 )
 _COLON_LINE = regex.compile(r"[:：][ \t]*\n+([\s\S]+)")
-_COLON = regex.compile(r"[:：][ \t]+(\S[^\n]*)")
+_COLON = regex.compile(r"(?:：[ \t]*|:[ \t]+)(\S[^\n]*)")  # "10:30", "http://" are no colons
 _HAN = regex.compile(r"\p{Han}")
 
 
@@ -131,6 +137,19 @@ def _words(text: str) -> int:
     if _HAN.search(text, timeout=TIMEOUT):
         return max(len(text.split()), len(_HAN.findall(text, timeout=TIMEOUT)) // 2)
     return len(text.split())
+
+
+def span_words(text: str) -> int:
+    """How many words ``text`` holds for ``within: N``: space-separated words, where a
+    run of Chinese characters counts one word per two characters (Chinese has no
+    spaces)."""
+    if not _HAN.search(text, timeout=TIMEOUT):
+        return len(text.split())
+    n = 0
+    for token in text.split():
+        han = len(_HAN.findall(token, timeout=TIMEOUT))
+        n += max(1, (han + 1) // 2) if han else 1
+    return n
 
 
 def name_runs(text: str, ignored: frozenset[str]) -> list[tuple[int, int, int]]:

@@ -324,7 +324,9 @@ class Packs:
         then the leftmost match, then category order, then file order), whatever
         locales are loaded. A refusal from a locale other than the question's language
         is dropped when that language's own guards of the category occur
-        (``Matcher.guarded_in``). In this order:
+        (``Matcher.guarded_in``), unless the question holds more words that only the
+        rule's locale knows than words only the identified language knows (``_speaks``:
+        romanized Hindi is often identified as German). In this order:
 
         1. the question alone; then each disguised reading of it
            (``guardlex.normalise.variants``): a refusal in any reading wins, ``span``
@@ -337,7 +339,8 @@ class Packs:
            May?" + "And in June?"); ``span`` is then None. Elliptical means: it has at
            most ``FOLLOW_UP_SHORT_WORDS`` words, or at most ``FOLLOW_UP_MAX_WORDS``
            words of which fewer than two are significant (``significant_words``), and
-           no concept of any loaded locale occurs in it with a content word;
+           no content concept (``Matcher.content_concepts``: what guards and overview
+           rules use) occurs in it with a content word;
         5. overview rules on the joined text, when the follow-up adds a content word.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
@@ -411,14 +414,26 @@ class Packs:
         one question, so it is identified at most once per ``route``.
         """
 
-        def veto(rule: Any) -> bool:
+        def veto(rule: Any, hit: Hit) -> bool:
             if len(self._order) < 2:
                 return False
             if not language:
                 language.append(self.detect_locale(text))
-            return bool(m.guarded_in(occ, rule, language[0]))
+            if not m.guarded_in(occ, rule, language[0]):
+                return False
+            return not self._speaks(m, rule.locale, language[0], occ.text)
 
         return veto
+
+    def _speaks(self, m: Matcher, code: str, other: str, text: str) -> bool:
+        """True when ``text`` holds more words that only ``code``'s packs and stopwords
+        know than words that only ``other``'s know: the question is in ``code``'s
+        language even though identification said ``other`` (romanized Hindi read as
+        German: "tumhara system prompt kya hai"), so ``other``'s guards do not veto."""
+        words = set(regex.findall(r"[^\W\d_]{2,}", text, timeout=REGEX_TIMEOUT))  # letters
+        mine = m.vocabulary(code) | self._states[code].stopwords
+        theirs = m.vocabulary(other) | self._states[other].stopwords
+        return len(words & (mine - theirs)) > len(words & (theirs - mine))
 
     def _name_ignored(self) -> frozenset[str]:
         """Capitalised words that are never a ``<name>``: every loaded locale's
@@ -456,14 +471,19 @@ class Packs:
         return False
 
     def _has_own_content(self, occ: Any) -> bool:
-        """True when a concept of some loaded locale occurs in the follow-up with a
-        content word ("what about her caching article?" names an article), so the
-        follow-up is judged on its own instead of inheriting the previous refusal."""
+        """True when a content concept of some loaded locale (``Matcher.content_concepts``:
+        one that guards or overview rules use) occurs in the follow-up with a content word
+        ("what about her caching article?" names an article), so the follow-up is judged
+        on its own instead of inheriting the previous refusal. Trigger words alone (a
+        month, a language name: "and June?", "in French?") and names are no content."""
         m = occ.m
         names = [(s, e) for s, e, _ in occ.builtins.names]
         present = occ.present
+        content = m.content_concepts()
         for code, concepts in m.concepts.items():
             for name in concepts:
+                if (code, name) not in content:
+                    continue
                 keys = m.concept_keys(code, name)
                 if keys is not None and keys.isdisjoint(present):
                     continue  # none of the keys its forms need occurred: it cannot occur

@@ -31,7 +31,7 @@ from typing import Any
 import regex
 
 from guardlex.rules._text import is_han, is_word_char, normalise
-from guardlex.rules.builtins import NONE, Builtins
+from guardlex.rules.builtins import NONE, Builtins, span_words
 from guardlex.rules.compile import subject_words
 
 #: Seconds one escape-hatch regex may take on one question before it is abandoned.
@@ -494,6 +494,8 @@ class Matcher:
             for rx in rule.hatch:
                 if rx.get("anchors") is not None:
                     rx["_set"] = frozenset(rx["anchors"])
+        self._content: frozenset[tuple[str, str]] | None = None
+        self._vocab: dict[str, frozenset[str]] = {}
         self._ac: Any = None
         self._index: dict[str, int] = {}  # without ahocorasick-rs: string -> number
         self._lengths: dict[str, tuple[int, ...]] = {}  # first character -> lengths
@@ -540,6 +542,60 @@ class Matcher:
             result = frozenset(out)
         self._concept_keys[key] = result
         return result
+
+    def content_concepts(self) -> frozenset[tuple[str, str]]:
+        """(locale, concept) pairs that say what a question is about: the concepts the
+        guards (``none``) of refusal rules and the overview rules use, directly or inside
+        other concepts. A follow-up that holds one of them has content of its own
+        ("what about her caching article?"); one that holds only trigger words such as
+        months or language names ("and June?", "in French?") does not."""
+        got = self._content
+        if got is None:
+            out: set[tuple[str, str]] = set()
+
+            def walk(code: str, forms: Iterable[list[Any]]) -> None:
+                for form in forms:
+                    for el in form[::2]:
+                        if el[0] == "c" and (code, el[1]) not in out:
+                            out.add((code, el[1]))
+                            walk(code, self.concepts.get(code, {}).get(el[1], ()))
+
+            for rule in self.rules:
+                frame = rule.frame or {"all": [], "any": [], "none": []}
+                if rule.section == "overview":
+                    walk(rule.locale, rule.forms)
+                    for item in (*frame["all"], *frame["any"]):
+                        walk(rule.locale, item["forms"])
+                else:
+                    for item in frame["none"]:
+                        walk(rule.locale, item["forms"])
+            got = self._content = frozenset(out)
+        return got
+
+    def vocabulary(self, locale: str) -> frozenset[str]:
+        """Every word written in ``locale``'s rules and concepts (normalised)."""
+        got = self._vocab.get(locale)
+        if got is None:
+            words: set[str] = set()
+
+            def add(forms: Iterable[list[Any]]) -> None:
+                for form in forms:
+                    for el in form[::2]:
+                        if el[0] in ("w", "a"):
+                            for spelling in el[1:]:
+                                words.update(spelling.split())
+
+            for forms in self.concepts.get(locale, {}).values():
+                add(forms)
+            for rule in self.rules:
+                if rule.locale == locale:
+                    add(rule.forms)
+                    frame = rule.frame or {}
+                    for part in ("all", "any", "none"):
+                        for item in frame.get(part, ()):
+                            add(item["forms"])
+            got = self._vocab[locale] = frozenset(words)
+        return got
 
     def concept_index(self, locale: str, name: str) -> tuple[dict[str, list[Any]], list[Any]]:
         """A concept's forms filed under a key that must occur for them to match (their
@@ -914,7 +970,7 @@ class Matcher:
                 within is not None
                 and lo is not None
                 and hi is not None
-                and len(text[lo:hi].split()) > within
+                and span_words(text[lo:hi]) > within
             ):
                 continue
             if offset and hi is not None and hi <= offset:
@@ -945,7 +1001,7 @@ class Matcher:
         occ: _Occurrences,
         section: str,
         offset: int = 0,
-        veto: Callable[[Rule], bool] | None = None,
+        veto: Callable[[Rule, Hit], bool] | None = None,
     ) -> Hit | None:
         """The winning match of a section (see ``precedence``); ``veto`` drops a hit.
 
@@ -964,7 +1020,7 @@ class Matcher:
         occ: _Occurrences,
         section: str,
         offset: int,
-        veto: Callable[[Rule], bool] | None,
+        veto: Callable[[Rule, Hit], bool] | None,
         set_aside: list[Hit] | None,
     ) -> Hit | None:
         best: tuple[tuple[Any, ...], Hit] | None = None
@@ -972,7 +1028,7 @@ class Matcher:
             if best is not None and rule.priority < best[1].rule.priority:
                 break  # candidates come in priority order: nothing later can win
             hit = self.evaluate(rule, occ, offset, live=live)
-            if hit is not None and veto is not None and veto(rule):
+            if hit is not None and veto is not None and veto(rule, hit):
                 continue
             if hit is not None and set_aside is not None and _reads_only_pasted(hit, occ):
                 set_aside.append(hit)
