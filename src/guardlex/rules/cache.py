@@ -81,11 +81,10 @@ def _path(key: str) -> Path | None:
     return d / f"pack-{digest}.json"
 
 
-def load_cached(key: str) -> dict[str, Any] | None:
-    """The cached expansion for ``key``, or None (missing, unreadable, corrupt or foreign)."""
-    path = _path(key)
-    if path is None:
-        return None
+def _checked_body(path: Path, expect: dict[str, Any]) -> bytes | None:
+    """The payload bytes of a header-line file whose header holds ``expect`` and the
+    SHA-256 of the payload; None when the file is missing, unreadable, corrupt or
+    written for something else."""
     try:
         raw = path.read_bytes()
     except OSError:
@@ -93,21 +92,37 @@ def load_cached(key: str) -> dict[str, Any] | None:
     head, sep, body = raw.partition(b"\n")
     try:
         header = json.loads(head)
-        if not (
-            sep
-            and isinstance(header, dict)
-            and header.get("format") == CACHE_FORMAT
-            and header.get("key") == key
-            and header.get("sha256") == hashlib.sha256(body).hexdigest()
-        ):
-            log.debug("guardlex: pack cache entry %s rejected; compiling again", path.name)
-            return None
-        payload = json.loads(body)
     except ValueError:
         return None
+    if not (
+        sep
+        and isinstance(header, dict)
+        and all(header.get(k) == v for k, v in expect.items())
+        and header.get("sha256") == hashlib.sha256(body).hexdigest()
+    ):
+        return None
+    return body
+
+
+def _program_payload(payload: Any) -> dict[str, Any] | None:
     if not isinstance(payload, dict) or not isinstance(payload.get("program"), dict):
         return None
     return payload
+
+
+def load_cached(key: str) -> dict[str, Any] | None:
+    """The cached expansion for ``key``, or None (missing, unreadable, corrupt or foreign)."""
+    path = _path(key)
+    if path is None:
+        return None
+    body = _checked_body(path, {"format": CACHE_FORMAT, "key": key})
+    if body is None:
+        log.debug("guardlex: pack cache entry %s rejected; compiling again", path.name)
+        return None
+    try:
+        return _program_payload(json.loads(body))
+    except ValueError:
+        return None
 
 
 def store_cached(key: str, payload: dict[str, Any]) -> None:
@@ -177,30 +192,15 @@ def load_precompiled(
     """The shipped program of ``code`` when it was compiled from pack files with digest
     ``source`` by this code (``program_stamp``) and is intact; otherwise None."""
     path = precompiled_path(code, directory)
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    expect = {"format": PRECOMPILED_FORMAT, "code": code, "source": source}
+    body = _checked_body(path, {**expect, "stamp": program_stamp()})
+    if body is None:
+        log.debug("guardlex: shipped program %s is not for these packs; compiling", path.name)
         return None
-    head, sep, body = raw.partition(b"\n")
     try:
-        header = json.loads(head)
-        if not (
-            sep
-            and isinstance(header, dict)
-            and header.get("format") == PRECOMPILED_FORMAT
-            and header.get("code") == code
-            and header.get("source") == source
-            and header.get("stamp") == program_stamp()
-            and header.get("sha256") == hashlib.sha256(body).hexdigest()
-        ):
-            log.debug("guardlex: shipped program %s is not for these packs; compiling", path.name)
-            return None
-        payload = json.loads(zlib.decompress(body))
+        return _program_payload(json.loads(zlib.decompress(body)))
     except (ValueError, zlib.error):
         return None
-    if not isinstance(payload, dict) or not isinstance(payload.get("program"), dict):
-        return None
-    return payload
 
 
 def write_precompiled(
