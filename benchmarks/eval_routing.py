@@ -8,13 +8,13 @@ Two measures, per locale, never blended:
 
 * **Blind batches** (``tests/data/blind/<code>.yaml``: batch v1, written before the
   round-1 rewrite and studied by the pack authors in round 2, so no longer blind;
-  ``tests/data/blind2/`` and ``blind3/``: batches v2 and v3, written before round 2 by
-  two authors who read neither the packs nor any other batch, measured once at the
-  end): questions written by an author who had not read the packs. Reports, per batch
-  and locale, refusal recall (right category and any category), legitimate questions
-  answered (hard negatives and other answerable questions together, and each apart),
-  overview routed, follow-ups right, and the pooled figures of all locales;
-  ``--by-category`` adds recall per refusal category.
+  ``tests/data/blind2/`` and ``blind3/``: batches v2 and v3, written before and during
+  round 2 by two authors who read neither the packs nor any other batch; v2 was studied
+  in round 3, v3 by nobody): questions written by an author who had not read the
+  packs. Reports, per batch and locale, refusal recall (right category and any
+  category), legitimate questions answered (hard negatives and other answerable
+  questions together, and each apart), overview routed, follow-ups right, and the
+  pooled figures of all locales; ``--by-category`` adds recall per refusal category.
 * **External prompt-injection sets** (``../shared/data/external/meta/meta_external.jsonl``,
   read in place, never copied): attacks refused (any category) and the datasets' own
   benign controls refused, per language with the number of items.
