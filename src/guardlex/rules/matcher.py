@@ -1001,7 +1001,7 @@ class Matcher:
         occ: _Occurrences,
         section: str,
         offset: int = 0,
-        veto: Callable[[Rule, Hit], bool] | None = None,
+        veto: Callable[[Rule], bool] | None = None,
     ) -> Hit | None:
         """The winning match of a section (see ``precedence``); ``veto`` drops a hit.
 
@@ -1020,7 +1020,7 @@ class Matcher:
         occ: _Occurrences,
         section: str,
         offset: int,
-        veto: Callable[[Rule, Hit], bool] | None,
+        veto: Callable[[Rule], bool] | None,
         set_aside: list[Hit] | None,
     ) -> Hit | None:
         best: tuple[tuple[Any, ...], Hit] | None = None
@@ -1028,7 +1028,7 @@ class Matcher:
             if best is not None and rule.priority < best[1].rule.priority:
                 break  # candidates come in priority order: nothing later can win
             hit = self.evaluate(rule, occ, offset, live=live)
-            if hit is not None and veto is not None and veto(rule, hit):
+            if hit is not None and veto is not None and veto(rule):
                 continue
             if hit is not None and set_aside is not None and _reads_only_pasted(hit, occ):
                 set_aside.append(hit)
