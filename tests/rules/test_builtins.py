@@ -6,12 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from guardlex import load_packs
 from guardlex.normalise import normalise_with_offsets
 from guardlex.rules import Packs
 from guardlex.rules import builtins as b
 
 from .conftest import PackWriter
-from .test_template_matching import packs_v2, r2
+from .test_template_matching import concepts_file, packs_v2, r2, v2
 
 IGNORED = frozenset({"i", "ms", "dr", "she"})
 
@@ -214,3 +215,87 @@ def test_route_with_builtins_is_total(write_pack: PackWriter, noise: str, shaped
         for ev in route.evidence:
             if ev.span is not None:
                 assert text[ev.span[0] : ev.span[1]] == ev.text
+
+
+def _follow_up_packs(write_pack: PackWriter, closings: list[str]) -> Packs:
+    concepts = {
+        "price": {"about": "What work costs.", "terms": ["(rate | rates | charge)", "how much"]},
+        "job": {"about": "Work.", "terms": ["(workshop | audit | project)"]},
+        "weekday": {"about": "Days.", "terms": ["(weekends | saturday)"]},
+        "about_work": {"about": "Her published work.", "terms": ["(article | reranker)"]},
+    }
+    rules = [
+        r2("price", when={"all": ["<price>"], "any": ["{subject}", "<job>"], "within": 8}),
+        r2("free", when={"all": ["free", "{subject}"], "none": ["<about_work>"]}),
+    ]
+    locale = {
+        "name": "Test",
+        "scripts": ["Latn"],
+        "direction": "ltr",
+        "example_subject": "Dana Reyes",
+        "follow_ups": {"closings": closings},
+    }
+    raw = {
+        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tf"),
+        "concepts.yaml": concepts_file(concepts, "tf"),
+    }
+    lexicon = {"pronouns": ["she", "her"]}
+    root = write_pack("tf", lexicon=lexicon, locale=locale, raw=raw)
+    return load_packs(["tf"], subject_names=["Dana Reyes"], paths=[root], shipped=False)
+
+
+def test_an_acknowledgement_never_inherits_a_refusal(write_pack: PackWriter) -> None:
+    packs = _follow_up_packs(write_pack, ["ok", "thanks", "got it", "好的", "谢谢"])
+    first = "how much does she charge per day"
+    assert packs.route(first).rule_id == "price"
+    for text in ("ok thanks!", "Got it, thanks Dana :)", "好的，谢谢", "ok"):
+        assert packs.route(text, previous=first).kind == "retrieve", text
+    # words besides the closings: an elliptical follow-up that inherits
+    assert packs.route("ok, and on weekends?", previous="is she free in May?").rule_id == "free"
+    assert packs.route("thanks, and for a workshop?", previous=first).rule_id == "price"
+    # with no closings in locale.yaml the acknowledgement inherits like any short follow-up
+    bare = _follow_up_packs(write_pack, [])
+    assert bare.route("ok thanks!", previous=first).rule_id == "price"
+
+
+def test_a_longer_follow_up_to_a_refused_question_is_its_own(write_pack: PackWriter) -> None:
+    packs = _follow_up_packs(write_pack, ["ok"])
+    first = "how much does she charge per day"
+    own = "ok and what reranker did that other project use in the end?"
+    assert packs.route(own, previous=first).kind == "retrieve"
+    # the same words after a question that was not refused on its own: the joined text
+    # is read as one question split over two messages
+    assert packs.route("and for the whole project?", previous=first).rule_id == "price"
+    split = packs.route("charge for that project?", previous="how much would she")
+    assert split.kind == "refuse"
+
+
+def test_a_comma_does_not_break_a_template(write_pack: PackWriter) -> None:
+    rules = [r2("a", templates=["what is {subject} rate", "dana what (is | are) your fees"])]
+    packs = packs_v2(write_pack, rules)
+    for text in (
+        "what is her, rate",
+        "Dana, what is your fees",
+        "dana , what are your fees",
+        "what is her – rate",
+        "Dana; what is your fees",
+    ):
+        assert packs.route(text).rule_id == "a", text
+    # a sentence end, or a hyphen joining two words, still breaks it
+    for text in ("what is her. rate", "Dana? what is your fees", "what is her-rate"):
+        assert packs.route(text).kind == "retrieve", text
+
+
+def test_proclitics_on_any_word_of_a_phrase(write_pack: PackWriter) -> None:
+    rules = [r2("a", templates=["رقم هاتف {subject}"])]
+    raw = {
+        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tp"),
+        "concepts.yaml": concepts_file({}, "tp"),
+    }
+    locale = {"name": "T", "scripts": ["Arab"], "direction": "rtl", "example_subject": "دانا"}
+    lexicon = {"pronouns": ["ها"], "proclitics": ["و"]}
+    root = write_pack("tp", lexicon=lexicon, locale=locale, raw=raw)
+    packs = load_packs(["tp"], subject_names=["دانا"], paths=[root], shipped=False)
+    assert packs.route("ورقم هاتف دانا").rule_id == "a"  # on the first word (as before)
+    assert packs.route("رقم وهاتف دانا").rule_id == "a"  # and on a later one
+    assert packs.route("رقم كهاتف دانا").kind == "retrieve"  # not a proclitic of the locale

@@ -221,6 +221,7 @@ class Packs:
         self._ignored_words: frozenset[str] | None = None
         self._words: frozenset[str] | None = None
         self._name_stop: frozenset[str] | None = None
+        self._closings: regex.Pattern[str] | None = None
         self._matcher: Matcher | None = None
 
     # -- metadata -------------------------------------------------------------------
@@ -335,7 +336,11 @@ class Packs:
         2. overview rules on the question alone (a complete overview question stands on
            its own);
         3. with ``previous``: a refusal match in the joined text that adds a content
-           word of the follow-up ("How much does she" + "charge per day?");
+           word of the follow-up ("How much does she" + "charge per day?"); when
+           ``previous`` alone is refused, only for an elliptical follow-up or one with no
+           content of its own ("and for a team of ten?"), since a longer one with
+           content of its own is a new question ("ok, and which reranker did that
+           project use?");
         4. an elliptical follow-up inherits a refusal of ``previous`` ("Is she free in
            May?" + "And in June?"); ``span`` is then None. Elliptical means: it has at
            most ``FOLLOW_UP_SHORT_WORDS`` words, or at most ``FOLLOW_UP_MAX_WORDS``
@@ -345,7 +350,9 @@ class Packs:
         5. overview rules on the joined text, when the follow-up adds a content word.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
-        previous question was.
+        previous question was, and an acknowledgement made only of closings of the
+        loaded locales (``locale.yaml`` ``follow_ups.closings``: "ok thanks", "好的，谢谢")
+        and the subject's names continues nothing: steps 3 to 5 are skipped.
         """
         _check_input(text, "text")
         if previous is not None:
@@ -379,7 +386,8 @@ class Packs:
                 return self._route("overview", overview, cur, text, 0)
             together = None
             prev_found = builtin_concepts.lazy_find(prev)
-            if joined:
+            if joined and not self._closing(ctext):
+                # an acknowledgement ("ok thanks", "好的，谢谢") continues nothing
                 together = m.occurrences(
                     joined,
                     builtin_concepts.lazy(
@@ -388,16 +396,29 @@ class Packs:
                         )
                     ),
                 )
+            inherited = None
             if together is not None:
+                before = m.occurrences(prev, prev_found)
+                inherited = m.route_section(before, "refusal")
+            elliptical = together is not None and self._elliptical(text)
+            own: list[bool] = []  # whether the follow-up has content of its own, once
+
+            def has_own() -> bool:
+                if not own:
+                    own.append(self._has_own_content(alone))
+                return own[0]
+
+            if together is not None and (inherited is None or elliptical or not has_own()):
+                # a question split over two messages ("How much does she" + "charge per
+                # day?"), or a short one continuing a refused question ("and on
+                # weekends?"); a longer follow-up to a refused question is a question of
+                # its own ("ok, and which reranker did that project use?")
                 veto = self._foreign_veto(m, together, text, language)
                 hit = m.route_section(together, "refusal", offset, veto=veto)
                 if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
-            if together is not None and self._elliptical(text) and not self._has_own_content(alone):
-                before = m.occurrences(prev, prev_found)
-                inherited = m.route_section(before, "refusal")
-                if inherited is not None:
-                    return self._route("refuse", inherited, None, prev, 0)
+            if inherited is not None and elliptical and not has_own():
+                return self._route("refuse", inherited, None, prev, 0)
             if together is not None:
                 overview = m.route_section(together, "overview", offset)
                 if overview is not None and self._adds_content(overview, joined, offset):
@@ -508,6 +529,22 @@ class Packs:
                     if self.significant_words(occ.text[s:e]):
                         return True
         return False
+
+    def _closing(self, text: str) -> bool:
+        """True when normalised ``text`` holds nothing but closings of the loaded locales
+        (``locale.yaml`` ``follow_ups.closings``: "ok thanks", "merci !", "好的，谢谢") and the
+        subject's names: an acknowledgement, which never inherits a refusal."""
+        if self._closings is None:
+            words: set[str] = set()
+            for code in self._order:
+                words.update(normalise(w) for w in self._infos[code].closings)
+            for name in self.subject_names:
+                words.update(normalise(name).split())
+            self._closings = regex.compile(words_source(sorted(w for w in words if w)))
+        if not any(ch.isalnum() for ch in text):
+            return False
+        rest = self._closings.sub(" ", text, timeout=REGEX_TIMEOUT)
+        return not any(ch.isalnum() for ch in rest)
 
     def _elliptical(self, text: str) -> bool:
         """True for a follow-up with no content of its own ("and on weekends?")."""

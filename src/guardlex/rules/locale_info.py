@@ -57,6 +57,7 @@ class LocaleInfo:
     magnitudes: tuple[str, ...] = ()
     price_words: tuple[str, ...] = ()
     name_min_words: int = 1
+    closings: tuple[str, ...] = ()
     first_person_seed: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, hash=False
     )
@@ -112,6 +113,7 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         magnitudes=_words(money.get("magnitudes")),
         price_words=_words(money.get("price_words")),
         name_min_words=int((data.get("names") or {}).get("min_words", 1)),
+        closings=_words((data.get("follow_ups") or {}).get("closings")),
         first_person_seed=MappingProxyType(dict(seed)),
         path=path,
     )

@@ -265,6 +265,30 @@ class _Occurrences:
             self._by_start[key] = table
         return table
 
+    def _with_proclitics(
+        self, el: list[str], locale: str, table: dict[int, list[int]]
+    ) -> dict[int, list[int]]:
+        """``table`` plus the occurrences of ``el``'s literals after one of ``locale``'s
+        proclitics (the start is the proclitic's)."""
+        key: tuple[Any, ...] = ("p", id(el), locale)
+        got = self._by_start.get(key)
+        if got is None:
+            pcs = self.m.proclitics.get(locale, ())
+            extra = [
+                (s, e)
+                for lit in (el[1:] if el[0] == "a" else el[1:2])
+                for s, e, pc in self.procl.get(lit, ())
+                if pc in pcs
+            ]
+            if extra:
+                got = {k: list(v) for k, v in table.items()}
+                for s, e in extra:
+                    got.setdefault(s, []).append(e)
+            else:
+                got = table
+            self._by_start[key] = got
+        return got
+
     # -- forms ----------------------------------------------------------------------
     def form_spans(self, form: list[Any], locale: str, first_only: bool = True) -> list[Span]:
         """Spans where ``form`` matches (the leftmost only, with ``first_only``)."""
@@ -294,6 +318,8 @@ class _Occurrences:
                 states = {st for st in states if not any(is_word_char(c) for c in text[: st[1]])}
                 continue
             table = self.by_start(el, locale)
+            if self.procl and el[0] in ("w", "a"):  # "و" + a word inside a phrase too
+                table = self._with_proclitics(el, locale, table)
             if not table:
                 return []
             new: set[Span] = set()
@@ -342,11 +368,36 @@ def _word_at(text: str, i: int) -> bool:
     return 0 <= i < len(text) and _wc(text[i])
 
 
+#: Punctuation inside a sentence that does not break a template sequence: "Dana, what's
+#: your rate", "how much, roughly, does she charge", "达娜，你的报价" (lead: round 4)
+_SOFT = frozenset(",،、，;؛–—")
+
+
+def _soft(text: str, n: int, e: int) -> int:
+    """The position after a comma-like mark (with spaces around it) at ``e``, or -1."""
+    p = e
+    while p < n and text[p] == " ":
+        p += 1
+    if p < n and (text[p] in _SOFT or (text[p] == "-" and p > e)):
+        p += 1
+        while p < n and text[p] == " ":
+            p += 1
+        return p if p < n else -1
+    return -1
+
+
 def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
-    """Where the next element may start after an element ending at ``e``."""
+    """Where the next element may start after an element ending at ``e``: a comma-like
+    mark between them counts as a space (``_SOFT``)."""
     if sep == " ":
+        p = _soft(text, n, e)
+        if p >= 0:
+            return (p,)
         return (e + 1,) if e < n and text[e] == " " else ()
     if sep == "?":
+        p = _soft(text, n, e)
+        if p >= 0:
+            return (e, p) if e < n and text[e] == " " else (p,)
         return (e, e + 1) if e < n and text[e] == " " else (e,)
     if sep == "":
         return (e,)
@@ -360,7 +411,13 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
     # "g": " " then up to three words each followed by " "
     out = []
     p = e
-    if p >= n or text[p] != " ":
+    soft = _soft(text, n, e)
+    if soft >= 0:
+        p = soft - 1  # as if the mark were one space
+        if text[p] != " ":
+            out.append(soft)
+            return out  # "x,y": one start only
+    elif p >= n or text[p] != " ":
         return out
     out.append(p + 1)
     for _ in range(3):
@@ -746,6 +803,10 @@ class Matcher:
                     )
                 ):
                     names.append((s, e, val))
+        if not _SOFT.isdisjoint(text) or (
+            any_procl and any(" " + pc in text for pcs in self.proclitics.values() for pc in pcs)
+        ):
+            self._reread(occ, text)
         # leftmost-longest, non-overlapping names
         names.sort(key=lambda x: (x[0], -(x[1] - x[0])))
         last = -1
@@ -754,6 +815,54 @@ class Matcher:
                 occ.names.append((s, e, mark))
                 last = e
         return occ
+
+    def _reread(self, occ: _Occurrences, text: str) -> None:
+        """Literals of several words found across a comma-like mark ("Dana, what is your
+        rate" holds "dana what is your") or with a proclitic on a later word ("رقم وهاتفها"
+        holds "رقم هاتف"): the automaton runs once more over the text with each mark read
+        as a space and such proclitics left out, and those hits are mapped back."""
+        procl = sorted({p for pcs in self.proclitics.values() for p in pcs}, key=len, reverse=True)
+        chars: list[str] = []
+        pos: list[int] = []  # original index of each character of the re-read text
+        inner: set[int] = set()  # re-read indexes where a proclitic was left out
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            if ch in _SOFT or (ch == "-" and i and text[i - 1] == " "):
+                ch = " "
+            if ch == " ":
+                if not (chars and chars[-1] == " "):
+                    chars.append(" ")
+                    pos.append(i)
+                i += 1
+                for pc in procl:  # a word after a space: not the first
+                    j = i + len(pc)
+                    if text.startswith(pc, i) and j + 1 < n and _wc(text[j]) and _wc(text[j + 1]):
+                        inner.add(len(chars))
+                        i = j
+                        break
+                continue
+            chars.append(ch)
+            pos.append(i)
+            i += 1
+        squeezed = "".join(chars)
+        if squeezed == text:
+            return
+        roles, strings, edges, m = self._roles, self._strings, self._edges, len(squeezed)
+        for k, s, e in self._raw_hits(squeezed):
+            string = strings[k]
+            if " " not in string:
+                continue
+            a, b = pos[s], pos[e - 1] + 1
+            if text[a:b] == string or s in inner:
+                continue  # found as it is; or a proclitic on its first word (as ever)
+            need_l, need_r = edges[k]
+            if need_l and s and _wc(squeezed[s - 1]):
+                continue
+            if need_r and e < m and _wc(squeezed[e]):
+                continue
+            if any(kind == "w" for kind, _ in roles[k]):
+                occ.words.setdefault(string, []).append((a, b))
 
     # -- evaluation -----------------------------------------------------------------
     def candidates(self, occ: _Occurrences, section: str) -> list[tuple[Rule, set[int]]]:

@@ -85,6 +85,10 @@ money:
   currency: []        # currency words and codes next to an amount (euro, руб, تومان)
   magnitudes: []      # thousand, million ... next to an amount
   price_words: []     # words of a field name that ask for a price (price, 价格)
+follow_ups:
+  # acknowledgements that close a turn ("thanks", "ok", "got it"): a follow-up made
+  # only of these never inherits the previous question's refusal
+  closings: []
 """,
         "concepts": """\
 # Concepts are named word families; rules combine them: <price> in a template means
