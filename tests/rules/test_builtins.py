@@ -281,8 +281,10 @@ def test_a_comma_does_not_break_a_template(write_pack: PackWriter) -> None:
         "Dana; what is your fees",
     ):
         assert packs.route(text).rule_id == "a", text
-    # a sentence end, or a hyphen joining two words, still breaks it
-    for text in ("what is her. rate", "Dana? what is your fees", "what is her-rate"):
+    # a hyphen reads as a space too ("follow-up", Finglish "call-e kootah") ...
+    assert packs.route("what is her-rate").rule_id == "a"
+    # ... but a sentence end still breaks a template
+    for text in ("what is her. rate", "Dana? what is your fees"):
         assert packs.route(text).kind == "retrieve", text
 
 
@@ -299,3 +301,42 @@ def test_proclitics_on_any_word_of_a_phrase(write_pack: PackWriter) -> None:
     assert packs.route("ورقم هاتف دانا").rule_id == "a"  # on the first word (as before)
     assert packs.route("رقم وهاتف دانا").rule_id == "a"  # and on a later one
     assert packs.route("رقم كهاتف دانا").kind == "retrieve"  # not a proclitic of the locale
+
+
+def test_guards_of_a_reads_pasted_rule_ignore_the_pasted_text(write_pack: PackWriter) -> None:
+    concepts = {
+        "pasted": {
+            "about": "Pointers to pasted text.",
+            "terms": ["(this | the) (text | paragraph)"],
+        },
+        "summarise": {"about": "Summarising.", "terms": ["(summarise | summarize)"]},
+        "about_work": {"about": "Her published work.", "terms": ["[her] (report | article)"]},
+    }
+    rule = r2(
+        "sum",
+        category="task",
+        reads_pasted=True,
+        when={"all": ["<summarise>"], "none": ["<about_work>"]},
+    )
+    packs = packs_v2(write_pack, [rule], concepts=concepts, code="tq")
+    # the guard's word inside the pasted passage is data: the task rule stands
+    assert packs.route("summarise this text: 'the quarterly report shows growth'").rule_id == "sum"
+    assert packs.route('summarize this: "our annual report says sales grew"').rule_id == "sum"
+    # outside the pasted passage the guard still blocks it
+    assert packs.route("summarise her report on caching").kind == "retrieve"
+
+
+def test_a_reading_is_judged_with_the_guards_of_the_question_as_typed(
+    write_pack: PackWriter,
+) -> None:
+    concepts = {
+        "price": {"about": "Price.", "terms": ["(price | prices)"]},
+        "about_work": {"about": "Her published work.", "terms": ["her (essay | article)"]},
+    }
+    rules = [r2("p", when={"all": ["<price>", "{subject}"], "none": ["<about_work>"]})]
+    packs = packs_v2(write_pack, rules, concepts=concepts, code="tr")
+    assert packs.route("what's her priice per day").rule_id == "p"  # a reading: "price"
+    assert packs.route("her essay on the price of tokens").kind == "retrieve"
+    # the reading that finds "price" also reads "her essay" as "her esay": the guard
+    # occurs in the question as typed, so no reading of it is refused either
+    assert packs.route("her essay on the priice of tokens").kind == "retrieve"

@@ -81,3 +81,27 @@ def test_route_user_mistakes_are_one_line_errors(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_route_explain_says_where_a_match_without_span_came_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a digit for a letter: the refusal is found in a disguised reading of the question
+    assert main(["route", "--locale", "en", "--explain", "what's her pr1ce per day"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("refuse category=engagement")
+    assert "disguised reading" in out and "previous question" not in out
+    args = [
+        "route",
+        "--locale",
+        "en",
+        "--explain",
+        "--previous",
+        "Is she free in May?",
+        "and June?",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("refuse category=engagement")
+    assert "inherits the refusal of the previous question" in out
+    assert "disguised reading" not in out

@@ -95,7 +95,7 @@ def _run(args: argparse.Namespace) -> int:
             parts.append(f"span={s}:{e} {args.text[s:e]!r}")
         print(" ".join(parts))
         if args.explain:
-            print(explain(route))
+            print(explain(route, previous=args.previous is not None))
     return 0
 
 
@@ -107,8 +107,9 @@ _EVIDENCE = {
 }
 
 
-def explain(route: object) -> str:
-    """A route in words: why the question goes where it goes."""
+def explain(route: object, previous: bool = False) -> str:
+    """A route in words: why the question goes where it goes (``previous``: the question
+    came with a previous one, so a match outside it was inherited)."""
     kind = getattr(route, "kind", "")
     if kind == "retrieve":
         return "No refusal or overview rule matched: the question is answered from the site."
@@ -127,8 +128,14 @@ def explain(route: object) -> str:
         lines.append(f"The rule: {about}")
     for ev in getattr(route, "evidence", ()):
         label = _EVIDENCE.get(ev.concept, f"concept <{ev.concept}>")
-        where = f" at {ev.span[0]}:{ev.span[1]}" if ev.span else " in the previous question"
+        elsewhere = " in the previous question" if previous else " in a reading of the question"
+        where = f" at {ev.span[0]}:{ev.span[1]}" if ev.span else elsewhere
         lines.append(f"  - {label}: {ev.text!r}{where}")
-    if getattr(route, "span", "x") is None:
+    if getattr(route, "span", "x") is None and previous:
         lines.append("  (a short follow-up: it inherits the refusal of the previous question)")
+    elif getattr(route, "span", "x") is None:
+        lines.append(
+            "  (found in a disguised reading of the question: spaced or doubled letters,"
+            " digits or symbols for letters, joined words)"
+        )
     return "\n".join(lines)

@@ -332,7 +332,7 @@ class Packs:
 
         1. the question alone; then each disguised reading of it
            (``guardlex.normalise.variants``): a refusal in any reading wins, ``span``
-           None;
+           None, unless one of the rule's own guards occurs in the question as typed;
         2. overview rules on the question alone (a complete overview question stands on
            its own);
         3. with ``previous``: a refusal match in the joined text that adds a content
@@ -377,7 +377,12 @@ class Packs:
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
                 seen = m.occurrences(sanitise(reading), builtin_concepts.lazy_find(reading))
-                veto = self._foreign_veto(m, seen, text, language)
+                foreign = self._foreign_veto(m, seen, text, language)
+
+                def veto(rule: Any, foreign: Any = foreign) -> bool:
+                    # the guards of the question as typed count in every reading of it
+                    return bool(foreign(rule)) or m.guard_occurs(alone, rule)
+
                 hit = m.route_section(seen, "refusal", veto=veto)
                 if hit is not None:
                     return self._route("refuse", hit, None, reading, 0)

@@ -369,16 +369,18 @@ def _word_at(text: str, i: int) -> bool:
 
 
 #: Punctuation inside a sentence that does not break a template sequence: "Dana, what's
-#: your rate", "how much, roughly, does she charge", "达娜，你的报价" (lead: round 4)
+#: your rate", "how much, roughly, does she charge", "达娜，你的报价"; a hyphen too
+#: ("follow-up", Persian written in Latin letters: "call-e kootah")
 _SOFT = frozenset(",،、，;؛–—")
 
 
 def _soft(text: str, n: int, e: int) -> int:
-    """The position after a comma-like mark (with spaces around it) at ``e``, or -1."""
+    """The position after a comma-like mark or a hyphen (with spaces around it) at ``e``,
+    or -1."""
     p = e
     while p < n and text[p] == " ":
         p += 1
-    if p < n and (text[p] in _SOFT or (text[p] == "-" and p > e)):
+    if p < n and (text[p] in _SOFT or text[p] == "-"):
         p += 1
         while p < n and text[p] == " ":
             p += 1
@@ -803,7 +805,7 @@ class Matcher:
                     )
                 ):
                     names.append((s, e, val))
-        if not _SOFT.isdisjoint(text) or (
+        if not _SOFT.isdisjoint(text) or "-" in text or (
             any_procl and any(" " + pc in text for pcs in self.proclitics.values() for pc in pcs)
         ):
             self._reread(occ, text)
@@ -828,7 +830,7 @@ class Matcher:
         i, n = 0, len(text)
         while i < n:
             ch = text[i]
-            if ch in _SOFT or (ch == "-" and i and text[i - 1] == " "):
+            if ch in _SOFT or ch == "-":
                 ch = " "
             if ch == " ":
                 if not (chars and chars[-1] == " "):
@@ -1099,7 +1101,10 @@ class Matcher:
                 sp = later[0]
             chosen.append((_item_name(any_item[0]), sp))
         for item in frame["none"]:
-            if item_spans(item):
+            spans = item_spans(item)
+            if spans and rule.reads_pasted:  # what is pasted is data, not a hard negative
+                spans = [sp for sp in spans if not occ.inside_pasted(sp)]
+            if spans:
                 return None
         lo = min(s for _, (s, _) in chosen)
         hi = max(e for _, (_, e) in chosen)
@@ -1166,6 +1171,16 @@ class Matcher:
                 occ.form_spans(form, locale) for form in self._guard_forms().get(key, ())
             )
         return got
+
+    def guard_occurs(self, occ: _Occurrences, rule: Rule) -> bool:
+        """True when one of ``rule``'s own guards (its frame's ``none`` items) occurs in
+        ``occ``: a disguised reading of a question is judged with the guards of the
+        question as typed too ("qu'a-t-elle écrit" read "quatelle ecrit" is still about
+        what she wrote)."""
+        if not rule.frame or not rule.frame["none"]:
+            return False
+        forms = [form for item in rule.frame["none"] for form in item["forms"]]
+        return any(occ.form_spans(form, rule.locale) for form in forms)
 
     def _guard_forms(self) -> dict[tuple[str, str | None], list[list[Any]]]:
         """The forms of the ``none`` items of the frames of each (locale, category)."""
