@@ -49,7 +49,7 @@ HUNDRED = [
 ][:100]
 
 
-def dump(root: Path, out: Path) -> int:
+def dump(root: Path, out: Path, cache: bool = False) -> int:
     from compare_routes import EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS, all_locale_cases, rule_cases
     from guardlex import load_packs
 
@@ -61,14 +61,14 @@ def dump(root: Path, out: Path) -> int:
     for code, cases in sorted(by_locale.items()):
         groups.append((f"examples/{code}", [code], EXAMPLE_SUBJECTS, cases))
     shared = all_locale_cases(codes)
-    for names in (EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS):
-        groups.append(("shared", codes, names, [c for c in shared if c["names"] == names]))
+    for subjects in (EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS):
+        groups.append(("shared", codes, subjects, [c for c in shared if c["names"] == subjects]))
     groups.append(("hundred", codes, tuple(HUNDRED), shared))
     n = 0
     t = time.perf_counter()
     with out.open("w", encoding="utf-8") as fh:
         for label, locs, names, cases in groups:
-            packs = load_packs(locs, subject_names=names, paths=[root], shipped=False, cache=False)
+            packs = load_packs(locs, subject_names=names, paths=[root], shipped=False, cache=cache)
             for c in cases:
                 try:
                     got: Any = packs.route(c["text"], c["previous"]).to_dict()
@@ -105,12 +105,25 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, help="pack directory (a snapshot of the packs)")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    ap.add_argument(
+        "--cache",
+        action="store_true",
+        help="load through a fresh pack cache (the first load of a locale compiles and "
+        "stores it, later ones read the stored program), to check the stored form too",
+    )
     ap.add_argument("out", nargs="?", type=Path)
     args = ap.parse_args(argv)
     if args.compare:
         return compare(*args.compare)
     if args.root is None or args.out is None:
         ap.error("give --root PACKS OUT, or --compare BEFORE AFTER")
+    if args.cache:
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["GUARDLEX_CACHE_DIR"] = tmp
+            return dump(args.root, args.out, cache=True)
     return dump(args.root, args.out)
 
 

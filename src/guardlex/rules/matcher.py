@@ -24,6 +24,12 @@ their cost does not depend on the names either.
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import json
+import operator
+import threading
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +60,12 @@ Span = tuple[int, int]
 
 @dataclass
 class Rule:
-    """A rule ready for evaluation (the compiled program of one pack rule)."""
+    """A rule ready for evaluation (the compiled program of one pack rule).
+
+    A rule of a stored program (``guardlex.rules.cache.packed``) keeps its forms and
+    frame as one JSON text (``packed``) until they are first read: most rules are never
+    a candidate for the first questions of a process.
+    """
 
     id: str
     locale: str
@@ -63,12 +74,37 @@ class Rule:
     topic: str | None
     about: str
     priority: int
-    forms: list[list[Any]]
+    _forms: list[list[Any]]
     hatch: list[dict[str, Any]]  # escape-hatch regexes: source and anchors
-    frame: dict[str, Any] | None
+    _frame: dict[str, Any] | None
     reads_pasted: bool = False
     order: int = 0
     _patterns: list[regex.Pattern[str] | None] = field(default_factory=list, repr=False)
+    packed: str | bytes | None = field(default=None, repr=False)
+
+    @property
+    def forms(self) -> list[list[Any]]:
+        if self.packed is not None:
+            self._unpack()
+        return self._forms
+
+    @property
+    def frame(self) -> dict[str, Any] | None:
+        if self.packed is not None:
+            self._unpack()
+        return self._frame
+
+    def _unpack(self) -> None:
+        with _UNPACK:  # one decoding per rule: forms are identified by id while matching
+            raw = self.packed
+            if raw is not None:  # JSON text, zlib-compressed in shipped programs
+                self._forms, self._frame = json.loads(
+                    zlib.decompress(raw) if isinstance(raw, bytes) else raw
+                )
+                self.packed = None
+
+
+_UNPACK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -451,12 +487,14 @@ class Matcher:
         self.proclitics: dict[str, tuple[str, ...]] = {}
         self.titles: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._regex_subject: dict[str, str] = {}
-        keys: dict[str, dict[tuple[str, Any], None]] = {}  # automaton string -> roles
+        # automaton strings: literal words (role ("w", None)), and the roles of the others
+        word_runs: list[list[str]] = []
+        others: dict[str, dict[tuple[str, Any], None]] = {}
 
-        def role(s: str, r: tuple[str, Any]) -> None:
-            got = keys.get(s)
+        def extra(s: str, r: tuple[str, Any]) -> None:
+            got = others.get(s)
             if got is None:
-                keys[s] = {r: None}
+                others[s] = {r: None}
             else:
                 got[r] = None
 
@@ -480,20 +518,19 @@ class Matcher:
                 tuple(_norm_title(x) for x in t[1] if _norm_title(x)),
             )
             for p in loc.get("pronouns") or ():
-                role(p, ("pron", code))
+                extra(p, ("pron", code))
             self._regex_subject[code] = str(loc.get("regex_subject") or "(?!)")
-            for forms in self.concepts[code].values():
-                for form in forms:
-                    for el in form[::2]:
-                        if el[0] == "w":
-                            role(el[1], ("w", None))
-                        elif el[0] == "a":
-                            for sp in el[1:]:
-                                role(sp, ("w", None))
-                        elif el[0] == "t":
-                            role(el[1], ("t", None))
+            index = loc.get("index") or program_index(loc)
+            word_runs.append(unjoin(index["w"]))  # each sorted
+            for stem in unjoin(index["t"]):
+                extra(stem, ("t", None))
+            for anchor in unjoin(index["a"]):
+                extra(anchor, ("a", None))
+            for name, ck in index["concept_keys"].items():
+                self._concept_keys[(code, name)] = None if ck is None else frozenset(unjoin(ck))
             for written, raw in enumerate(loc["rules"]):
                 idx = len(self.rules)
+                packed = raw.get("packed")
                 rule = Rule(
                     id=raw["id"],
                     locale=code,
@@ -502,34 +539,23 @@ class Matcher:
                     topic=raw.get("topic"),
                     about=raw.get("about") or "",
                     priority=int(raw.get("priority") or 0),
-                    forms=raw.get("forms") or [],
+                    _forms=raw.get("forms") or [],
                     hatch=raw.get("regex") or [],
-                    frame=raw.get("frame"),
+                    _frame=raw.get("frame"),
                     reads_pasted=bool(raw.get("reads_pasted")),
                     order=written,
+                    packed=packed,
                 )
                 rule._patterns = [None] * len(rule.hatch)
                 self.rules.append(rule)
-                forms = list(rule.forms)
-                if rule.frame:
-                    for part in ("all", "any", "none"):
-                        for item in rule.frame[part]:
-                            forms.extend(item["forms"])
-                    live = rule.frame["all"][:1] or rule.frame["any"]
-                    for item in live:
-                        for form in item["forms"]:
-                            self._index_form(form, code, idx, FRAME)
-                for fi, form in enumerate(rule.forms):
-                    self._index_form(form, code, idx, fi)
-                for form in forms:
-                    for el in form[::2]:
-                        if el[0] == "w":
-                            role(el[1], ("w", None))
-                        elif el[0] == "a":
-                            for sp in el[1:]:
-                                role(sp, ("w", None))
-                        elif el[0] == "t":
-                            role(el[1], ("t", None))
+                if packed is not None:  # the keys of its forms were stored with it
+                    frame_keys, form_keys = raw["frame_keys"], raw["keys"]
+                else:
+                    frame_keys, form_keys = rule_keys(rule.forms, rule.frame)
+                for fkey in frame_keys:
+                    self._file(fkey, code, idx, FRAME)
+                for fi, fkey in enumerate(form_keys):
+                    self._file(fkey, code, idx, fi)
                 for k, rx in enumerate(rule.hatch):
                     ref = (idx, HATCH - k)  # regex k of the rule
                     if rx.get("anchors") is None:
@@ -537,18 +563,35 @@ class Matcher:
                     else:
                         for a in rx["anchors"]:
                             self._by_anchor.setdefault(a, []).append(ref)
-                            role(a, ("a", None))
         # subject names, shared by every locale
         for name_form, mark in _name_forms(subject_names):
-            role(name_form, ("name", mark))
-        self._keys = keys
-        self._strings = sorted(keys)
-        # each role once (in first-seen order): a word of a thousand forms is one
-        # occurrence, not a thousand
-        self._roles = [tuple(keys[s]) for s in self._strings]
+            extra(name_form, ("name", mark))
+        # (C-level passes over the ~100k strings: this runs at every start)
+        unique = dict.fromkeys(itertools.chain.from_iterable(word_runs))  # the words
+        is_word = {s: s in unique for s in others}
+        unique.update(dict.fromkeys(others))
+        #: every automaton string (a dict: one hash table, used for membership)
+        self._keys: Mapping[str, None] = unique
+        # sorted runs, duplicates dropped: timsort merges the runs
+        self._strings = strings = sorted(unique)
+        # each role once: a word of a thousand forms is one occurrence, not a thousand
+        # (the order of a string's roles does not matter: each fills its own table)
+        word_role: tuple[tuple[str, Any], ...] = (("w", None),)
+        roles = [word_role] * len(strings)
+        for s, got in others.items():
+            roles[bisect.bisect_left(strings, s)] = (word_role if is_word[s] else ()) + tuple(got)
+        self._roles = roles
         # does a hit of the string need a word boundary on its left / right?
-        edge = {ch: _needs_boundary(ch) for ch in {*(s[0] for s in keys), *(s[-1] for s in keys)}}
-        self._edges = [(edge[s[0]], edge[s[-1]]) for s in self._strings]
+        firsts = list(map(operator.itemgetter(0), strings))
+        lasts = list(map(operator.itemgetter(-1), strings))
+        edge = {ch: _needs_boundary(ch) for ch in {*firsts, *lasts}}
+        pairs = {(a, b): (a, b) for a in (False, True) for b in (False, True)}  # shared
+        self._edges = list(
+            map(
+                pairs.__getitem__,
+                zip(map(edge.__getitem__, firsts), map(edge.__getitem__, lasts), strict=True),
+            )
+        )
         for rule in self.rules:
             for rx in rule.hatch:
                 if rx.get("anchors") is not None:
@@ -561,45 +604,28 @@ class Matcher:
         self._built = False
         self._concept_order: list[tuple[str, str]] = []
         self._section_concepts: dict[
-            str, tuple[list[list[tuple[int, int]]], dict[str, list[int]], list[int]]
+            str,
+            tuple[
+                list[list[tuple[int, int]]],
+                dict[str, list[int]],
+                list[int],
+                list[tuple[int, frozenset[str]]],
+            ],
         ] = {}
         self._guards: dict[tuple[str, str | None], list[list[Any]]] | None = None
+        self._item_keys: dict[tuple[str, str], frozenset[str] | None] = {}
 
-    def concept_keys(
-        self, locale: str, name: str, _trail: frozenset[tuple[str, str]] = frozenset()
-    ) -> frozenset[str] | None:
+    def concept_keys(self, locale: str, name: str) -> frozenset[str] | None:
         """Keys at least one of which occurs wherever the concept occurs (a word, or
         ``STEM_KEY`` + a stem: ``_Occurrences.present``), or None when that cannot be
         said (a form with only the subject, a number or a built-in)."""
         key = (locale, name)
         if key in self._concept_keys:
             return self._concept_keys[key]
-        if key in _trail:
-            return None
-        out: set[str] = set()
-        result: frozenset[str] | None = None
-        for form in self.concepts.get(locale, {}).get(name, ()):
-            els = form[::2]
-            words = [el[1] for el in els if el[0] == "w"]
-            if words:
-                out.add(max(words, key=len))
-                continue
-            alts = [el[1:] for el in els if el[0] == "a"]
-            if alts:
-                out.update(alts[0])
-                continue
-            stems = [el[1] for el in els if el[0] == "t"]
-            if stems:
-                out.add(STEM_KEY + max(stems, key=len))
-                continue
-            subs = [el[1] for el in els if el[0] == "c"]
-            sub = self.concept_keys(locale, subs[0], _trail | {key}) if subs else None
-            if sub is None:
-                break
-            out.update(sub)
-        else:
-            result = frozenset(out)
-        self._concept_keys[key] = result
+        memo: dict[str, frozenset[str] | None] = {}
+        result = concept_keys(self.concepts.get(locale, {}), name, memo)
+        for other, got in memo.items():
+            self._concept_keys.setdefault((locale, other), got)
         return result
 
     def content_concepts(self) -> frozenset[tuple[str, str]]:
@@ -686,27 +712,19 @@ class Matcher:
             got = self._concept_index[key] = (by_word, rest)
         return got
 
-    def _index_form(self, form: list[Any], code: str, idx: int, fi: int) -> None:
-        """File a form under its key: its longest literal, else a stem, else a concept."""
+    def _file(self, key: str, code: str, idx: int, fi: int) -> None:
+        """File form ``fi`` of rule ``idx`` under its key (``form_key``)."""
         ref = (idx, fi)
-        words = [el[1] for el in form[::2] if el[0] == "w"]
-        if words:
-            self._by_word.setdefault(max(words, key=len), []).append(ref)
-            return
-        alts = [el[1:] for el in form[::2] if el[0] == "a"]
-        if alts:  # every spelling of the most selective alternative is a key
-            for sp in max(alts, key=lambda a: min(len(x) for x in a)):
-                self._by_word.setdefault(sp, []).append(ref)
-            return
-        stems = [el[1] for el in form[::2] if el[0] == "t"]
-        if stems:
-            self._by_stem.setdefault(max(stems, key=len), []).append(ref)
-            return
-        concepts = [el[1] for el in form[::2] if el[0] == "c"]
-        if concepts:
-            self._by_concept.setdefault((code, concepts[0]), []).append(ref)
-            return
-        self._always.append(ref)
+        kind, *values = key.split(KEY_SEP)
+        if kind in ("w", "a"):
+            for w in values:
+                self._by_word.setdefault(w, []).append(ref)
+        elif kind == "t":
+            self._by_stem.setdefault(values[0], []).append(ref)
+        elif kind == "c":
+            self._by_concept.setdefault((code, values[0]), []).append(ref)
+        else:
+            self._always.append(ref)
 
     # -- the pass -------------------------------------------------------------------
     def _build(self) -> None:
@@ -805,8 +823,13 @@ class Matcher:
                     )
                 ):
                     names.append((s, e, val))
-        if not _SOFT.isdisjoint(text) or "-" in text or (
-            any_procl and any(" " + pc in text for pcs in self.proclitics.values() for pc in pcs)
+        if (
+            not _SOFT.isdisjoint(text)
+            or "-" in text
+            or (
+                any_procl
+                and any(" " + pc in text for pcs in self.proclitics.values() for pc in pcs)
+            )
         ):
             self._reread(occ, text)
         # leftmost-longest, non-overlapping names
@@ -897,10 +920,12 @@ class Matcher:
         # concepts that are the key of a form of a rule of this section, and that can
         # occur: one of the words one of their forms needs occurred (or that cannot be
         # said of them)
-        refs_of, by_key, unkeyed = self._concept_keys_of(section)
+        refs_of, by_key, unkeyed, keyed = self._concept_keys_of(section)
         todo = set(unkeyed)
         for w in occ.present:
             got = by_key.get(w)
+            if got is None:
+                got = self._keyed_by(w, by_key, keyed)
             if got:
                 todo.update(got)
         for ck in sorted(todo):  # (written order of the keys, for determinism)
@@ -915,16 +940,22 @@ class Matcher:
 
     def _concept_keys_of(
         self, section: str
-    ) -> tuple[list[list[tuple[int, int]]], dict[str, list[int]], list[int]]:
+    ) -> tuple[
+        list[list[tuple[int, int]]],
+        dict[str, list[int]],
+        list[int],
+        list[tuple[int, frozenset[str]]],
+    ]:
         """For the concepts that are form keys of rules of ``section`` (by number, see
         ``_concept_order``): their rule references, the concepts filed under each word
-        one of whose forms needs it (``concept_keys``), and those without such words."""
+        one of whose forms needs it (``concept_keys``; filled word by word as words occur,
+        see ``_keyed_by``), those without such words, and the others with their keys."""
         got = self._section_concepts.get(section)
         if got is None:
             if not self._concept_order:
                 self._concept_order = list(self._by_concept)
             refs_of: list[list[tuple[int, int]]] = []
-            by_key: dict[str, list[int]] = {}
+            keyed: list[tuple[int, frozenset[str]]] = []
             unkeyed: list[int] = []
             for ck, (code, name) in enumerate(self._concept_order):
                 refs = [
@@ -937,9 +968,19 @@ class Matcher:
                 if keys is None:
                     unkeyed.append(ck)
                     continue
-                for w in keys:
-                    by_key.setdefault(w, []).append(ck)
-            got = self._section_concepts[section] = (refs_of, by_key, unkeyed)
+                keyed.append((ck, keys))
+            got = self._section_concepts[section] = (refs_of, {}, unkeyed, keyed)
+        return got
+
+    @staticmethod
+    def _keyed_by(
+        word: str, by_key: dict[str, list[int]], keyed: list[tuple[int, frozenset[str]]]
+    ) -> list[int]:
+        """The concepts (by number) one of whose keys is ``word``, found once per word: a
+        start then files a few dozen words instead of every key of every concept."""
+        got = by_key.get(word)
+        if got is None:
+            got = by_key[word] = [ck for ck, keys in keyed if word in keys]
         return got
 
     def evaluate(
@@ -1032,6 +1073,30 @@ class Matcher:
                         break
         return tuple(ev)
 
+    def item_keys(self, locale: str, item: Mapping[str, Any]) -> frozenset[str] | None:
+        """Keys (``_Occurrences.present``) at least one of which occurs wherever the frame
+        item occurs: for each of its forms, the key it is filed under (``form_key``; a
+        concept's keys for a concept), or None when that cannot be said of some form."""
+        key = (locale, item["text"])
+        if key in self._item_keys:
+            return self._item_keys[key]
+        out: set[str] = set()
+        got: frozenset[str] | None = None
+        for form in item["forms"]:
+            kind, *values = form_key(form).split(KEY_SEP)
+            if kind in ("w", "a"):
+                out.update(values)
+            elif kind == "t":
+                out.add(STEM_KEY + values[0])
+            elif kind == "c" and (ck := self.concept_keys(locale, values[0])) is not None:
+                out.update(ck)
+            else:
+                break  # a form without a key: nothing can be said
+        else:
+            got = frozenset(out)
+        self._item_keys[key] = got
+        return got
+
     def _frame(self, rule: Rule, occ: _Occurrences, offset: int) -> Hit | None:
         frame = rule.frame
         assert frame is not None
@@ -1049,6 +1114,18 @@ class Matcher:
                 got = occ._items[key] = sorted(out)
             return got
 
+        # first the necessary condition: every ``all`` item, and one ``any`` item, has
+        # one of its keys among the words that occurred (``item_keys``; no spans built)
+        present = occ.present
+        for item in frame["all"]:
+            keys = self.item_keys(locale, item)
+            if keys is not None and keys.isdisjoint(present):
+                return None
+        if frame["any"] and not any(
+            keys is None or not keys.isdisjoint(present)
+            for keys in (self.item_keys(locale, item) for item in frame["any"])
+        ):
+            return None
         # the guards (``none``) last: the cheap misses of ``all``/``any`` first
         chosen: list[tuple[str, Span]] = []
         all_spans = []
@@ -1060,6 +1137,9 @@ class Matcher:
         if frame["any"]:
             got = None
             for item in frame["any"]:
+                keys = self.item_keys(locale, item)
+                if keys is not None and keys.isdisjoint(present):
+                    continue  # no spans (see above)
                 spans = item_spans(item)
                 if spans:
                     got = (item, spans)
@@ -1281,6 +1361,136 @@ def _name_forms(names: Sequence[str]) -> list[tuple[str, str]]:
             mark = MARK_WORD
         out.append((w, mark))
     return out
+
+
+#: Joins the parts of a form key (``form_key``); no normalised text holds it.
+KEY_SEP = "\x1f"
+
+
+def form_key(form: Sequence[Any]) -> str:
+    """What a form is filed under (``Matcher.candidates``): its longest literal
+    (``w``), else every spelling of its most selective alternative (``a``), else its
+    longest stem (``t``), else its first concept (``c``), else nothing (``x``: always a
+    candidate); as one string, kind and values joined by ``KEY_SEP``."""
+    els = form[::2]
+    words = [el[1] for el in els if el[0] == "w"]
+    if words:
+        return "w" + KEY_SEP + max(words, key=len)
+    alts = [el[1:] for el in els if el[0] == "a"]
+    if alts:  # every spelling of the most selective alternative is a key
+        return KEY_SEP.join(["a", *max(alts, key=lambda a: min(len(x) for x in a))])
+    stems = [el[1] for el in els if el[0] == "t"]
+    if stems:
+        return "t" + KEY_SEP + max(stems, key=len)
+    concepts = [el[1] for el in els if el[0] == "c"]
+    if concepts:
+        return "c" + KEY_SEP + concepts[0]
+    return "x"
+
+
+def rule_keys(
+    forms: Sequence[Sequence[Any]], frame: Mapping[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """The keys of a rule's frame (the forms of its first ``all`` item, else of every
+    ``any`` item) and of each of its forms (``form_key``)."""
+    frame_keys: list[str] = []
+    if frame:
+        for item in frame["all"][:1] or frame["any"]:
+            frame_keys.extend(form_key(f) for f in item["forms"])
+    return frame_keys, [form_key(f) for f in forms]
+
+
+def concept_keys(
+    concepts: Mapping[str, Sequence[list[Any]]],
+    name: str,
+    memo: dict[str, frozenset[str] | None],
+    _trail: frozenset[str] = frozenset(),
+) -> frozenset[str] | None:
+    """``Matcher.concept_keys`` of one locale's concepts (``memo``: name -> keys, filled
+    for the concept and every concept it refers to)."""
+    if name in memo:
+        return memo[name]
+    if name in _trail:
+        return None
+    out: set[str] = set()
+    result: frozenset[str] | None = None
+    for form in concepts.get(name, ()):
+        els = form[::2]
+        words = [el[1] for el in els if el[0] == "w"]
+        if words:
+            out.add(max(words, key=len))
+            continue
+        alts = [el[1:] for el in els if el[0] == "a"]
+        if alts:
+            out.update(alts[0])
+            continue
+        stems = [el[1] for el in els if el[0] == "t"]
+        if stems:
+            out.add(STEM_KEY + max(stems, key=len))
+            continue
+        subs = [el[1] for el in els if el[0] == "c"]
+        sub = concept_keys(concepts, subs[0], memo, _trail | {name}) if subs else None
+        if sub is None:
+            break
+        out.update(sub)
+    else:
+        result = frozenset(out)
+    memo[name] = result
+    return result
+
+
+def program_index(program: Mapping[str, Any]) -> dict[str, Any]:
+    """What the matcher needs of one locale's program before any question, in plain data:
+    the automaton strings its forms use (``w``: literal spellings, ``t``: stems, ``a``:
+    anchors of escape-hatch regexes) and the keys of each concept (``concept_keys``:
+    name -> keys, or None), each a sorted list joined by ``KEY_SEP`` (one string: a
+    start decodes and keeps ten strings, not a hundred thousand). Stored with cached and shipped
+    programs (``guardlex.rules.cache``), so a start reads it instead of walking every form
+    of every concept; without it the matcher computes it (the same function)."""
+    words: set[str] = set()
+    stems: set[str] = set()
+    anchors: set[str] = set()
+
+    def walk(forms: Iterable[list[Any]]) -> None:
+        for form in forms:
+            for el in form[::2]:
+                kind = el[0]
+                if kind == "w":
+                    words.add(el[1])
+                elif kind == "a":
+                    words.update(el[1:])
+                elif kind == "t":
+                    stems.add(el[1])
+
+    concepts: Mapping[str, Sequence[list[Any]]] = program.get("concepts") or {}
+    for forms in concepts.values():
+        walk(forms)
+    for raw in program["rules"]:
+        walk(raw.get("forms") or ())
+        frame = raw.get("frame")
+        if frame:
+            for part in ("all", "any", "none"):
+                for item in frame[part]:
+                    walk(item["forms"])
+        for rx in raw.get("regex") or ():
+            if rx.get("anchors") is not None:
+                anchors.update(rx["anchors"])
+    memo: dict[str, frozenset[str] | None] = {}
+    keys: dict[str, str | None] = {}
+    for name in concepts:
+        got = concept_keys(concepts, name, memo)
+        keys[name] = None if got is None else KEY_SEP.join(sorted(got))
+    return {
+        "w": KEY_SEP.join(sorted(words)),
+        "t": KEY_SEP.join(sorted(stems)),
+        "a": KEY_SEP.join(sorted(anchors)),
+        "concept_keys": keys,
+    }
+
+
+def unjoin(text: str) -> list[str]:
+    """The strings ``KEY_SEP.join`` joined (``program_index``)."""
+    return text.split(KEY_SEP) if text else []
 
 
 def regex_subject_source(pronoun_source: str, titles: str, titles_after: str) -> str:
