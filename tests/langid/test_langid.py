@@ -119,3 +119,41 @@ def test_bundled_model_is_current() -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--check"]) == 0
+
+
+ROMANIZED = {
+    "hi": [
+        "kya aap next month free hain?",
+        "unka phone number kya hai yaar",
+        "search me zyada kaun jaanta hai, wo ya Jeff Dean?",
+    ],
+    "fa": ["hazine-ye ye workshop cheqad mishe?", "shoma ye call-e kootah ba team-e ma dari?"],
+    "ar": ["momken a3raf el se3r bta3ek?", "hya 3ayza tshta8al ma3ana wala la2?"],
+}
+
+
+@pytest.mark.parametrize("code", sorted(ROMANIZED))
+def test_romanized_questions_are_their_locales(packs, code: str) -> None:  # type: ignore[no-untyped-def]
+    for text in ROMANIZED[code]:
+        assert packs.detect_locale(text) == code, text
+
+
+def test_one_romanized_word_does_not_change_a_latin_question(packs) -> None:  # type: ignore[no-untyped-def]
+    # "Ana" and "habibi" alone, or next to as many English stopwords, stay English
+    for text in (
+        "Ana, what is your rate?",
+        "habibi what are her talks about",
+        "is she free in may",
+    ):
+        assert packs.detect_locale(text) == "en", text
+    assert packs.detect_locale("¿Cuánto cobra por una semana?") == "es"
+
+
+def test_romanized_words_are_no_words_of_a_latin_script_locale(packs) -> None:  # type: ignore[no-untyped-def]
+    latin = [c for c in packs.locales if "Latn" in packs.locale_info(c).scripts]
+    m = packs.matcher()
+    for code in packs.locales:
+        for word in packs.locale_info(code).romanized:
+            for other in latin:
+                assert word not in packs.stopwords(other), (code, word, other)
+                assert word not in m.vocabulary(other), (code, word, other)

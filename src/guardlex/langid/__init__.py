@@ -162,6 +162,11 @@ class _Info(Protocol):
     def writes(self, text: str) -> int: ...
 
 
+#: Fewest distinct romanized words (``locale.yaml`` ``detection.romanized``) that make a
+#: text in Latin letters a candidate for a locale of another script ("kya aap free ho").
+ROMANIZED_MIN = 2
+
+
 def identify(
     text: str,
     infos: Mapping[str, _Info],
@@ -170,14 +175,56 @@ def identify(
     default: str,
     detector: Detector | None = None,
     word_score: Callable[[str], int] | None = None,
+    long_word_score: Callable[[str], int] | None = None,
 ) -> str:
     """The locale of ``text`` among ``order`` (see the module docstring).
 
-    ``infos`` holds each locale's ``scripts``, ``hints``, ``letters`` and
-    ``letter_weight`` (``guardlex.rules.locale_info.LocaleInfo``); ``word_score(code)`` is
-    the caller's count of the locale's stopwords in the text, used only for candidates
-    the detector does not know. Text in no loaded script gives ``default``.
+    ``infos`` holds each locale's ``scripts``, ``hints``, ``letters``, ``letter_weight``
+    and ``romanized`` words (``guardlex.rules.locale_info.LocaleInfo``);
+    ``word_score(code)`` is the caller's count of the locale's stopwords in the text,
+    used only for candidates the detector does not know. Text in no loaded script gives
+    ``default``. A text in Latin letters that holds at least ``ROMANIZED_MIN`` distinct
+    romanized words of a locale written in another script (Hindi, Persian or Arabic
+    typed in Latin letters) is that locale's when those words are at least as many as
+    the stopwords of three or more letters (``long_word_score``, else ``word_score``) and
+    hints of the locale identified otherwise.
     """
+    choice = _identify(
+        text, infos, order, default=default, detector=detector, word_score=word_score
+    )
+    best, hits = None, 0
+    words: list[str] | None = None
+    for code in order:
+        info = infos.get(code)
+        romanized = getattr(info, "romanized", ()) if info is not None else ()
+        if not romanized or code == choice:
+            continue
+        if words is None:
+            words = _WORD.findall(text.lower(), timeout=_TIMEOUT)
+        known = frozenset(romanized)
+        n = sum(1 for w in words if w in known)  # per word, as the stopwords are counted
+        if n > hits and len(known.intersection(words)) >= ROMANIZED_MIN:
+            best, hits = code, n
+    if best is None or infos[best].writes(text):
+        return choice
+    info = infos.get(choice)
+    count = long_word_score or word_score
+    rival = (count(choice) if count else 0) + (
+        sum(1 for h in info.hints if h.lower() in (words or ())) if info is not None else 0
+    )
+    return best if hits >= rival else choice
+
+
+def _identify(
+    text: str,
+    infos: Mapping[str, _Info],
+    order: Sequence[str],
+    *,
+    default: str,
+    detector: Detector | None = None,
+    word_score: Callable[[str], int] | None = None,
+) -> str:
+    """``identify`` before the romanized stage: scripts, then the detector."""
     counts: dict[tuple[str, ...], int] = {}
     for code in order:
         info = infos.get(code)

@@ -653,6 +653,12 @@ class Packs:
             st = self._states.get(code)
             return sum(1 for t in tokens if t in st.signal_words) if st else -1
 
+        def long_score(code: str) -> int:  # stopwords of 3+ letters ("e", "ba" say little)
+            score(code)
+            st = self._states.get(code)
+            words = tokens or ()
+            return sum(1 for t in words if len(t) > 2 and t in st.signal_words) if st else -1
+
         default = root_locale(self._infos, self._order) or "en"
         return identify_locale(
             text,
@@ -661,6 +667,7 @@ class Packs:
             default=default,
             detector=self.language_detector,
             word_score=score,
+            long_word_score=long_score,
         )
 
 

@@ -49,6 +49,7 @@ class LocaleInfo:
     hints: tuple[str, ...] = ()
     letters: tuple[str, ...] = ()
     letter_weight: int = 1
+    romanized: tuple[str, ...] = ()
     titles: tuple[str, ...] = ()
     titles_after: tuple[str, ...] = ()
     example_subject: str = ""
@@ -105,6 +106,7 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         hints=_words(detection.get("hints")),
         letters=_words(detection.get("letters")),
         letter_weight=int(detection.get("letter_weight", 1)),
+        romanized=tuple(w.lower() for w in _words(detection.get("romanized"))),
         titles=_words(data.get("titles")),
         titles_after=_words(data.get("titles_after")),
         example_subject=str(data.get("example_subject", "")),
