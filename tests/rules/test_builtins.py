@@ -340,3 +340,28 @@ def test_a_reading_is_judged_with_the_guards_of_the_question_as_typed(
     # the reading that finds "price" also reads "her essay" as "her esay": the guard
     # occurs in the question as typed, so no reading of it is refused either
     assert packs.route("her essay on the priice of tokens").kind == "retrieve"
+
+
+def test_latin_words_and_concepts_meet_han_text_without_spaces(write_pack: PackWriter) -> None:
+    concepts = {
+        "bare": {"about": "Price words.", "terms": ["(费用 | 价格)"]},
+        "tail": {"about": "Question tails.", "terms": ["(呢 | 多少)"]},
+    }
+    rules = [
+        r2("two", templates=["^ <bare> <tail> $"]),
+        r2("latin", templates=["她的 rate 多少"]),
+        r2("zoom", templates=["约 个 zoom (聊聊 | 沟通)"]),
+    ]
+    locale = {"name": "T", "scripts": ["Hani"], "direction": "ltr", "example_subject": "达娜"}
+    raw = {
+        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tz"),
+        "concepts.yaml": concepts_file(concepts, "tz"),
+    }
+    root = write_pack("tz", lexicon={"pronouns": ["她"]}, locale=locale, raw=raw)
+    packs = load_packs(["tz"], subject_names=["达娜"], paths=[root], shipped=False)
+    assert packs.route("费用呢？").rule_id == "two"  # two concepts side by side in Han text
+    assert packs.route("她的rate多少").rule_id == "latin"  # a change of script is a word edge
+    assert packs.route("约个zoom聊聊").rule_id == "zoom"
+    # ... but a Latin word inside a longer Latin word is still no word
+    for text in ("她的pirates多少", "她的ratex多少"):
+        assert packs.route(text).kind == "retrieve", text

@@ -431,7 +431,11 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
         p = _soft(text, n, e)
         if p >= 0:
             return (p,)
-        return (e + 1,) if e < n and text[e] == " " else ()
+        if e < n and text[e] == " ":
+            return (e + 1,)
+        # Chinese writes no spaces: between two Han characters the space is optional
+        # (two concepts side by side, "<price_bare> <price_tail>" in "费用呢")
+        return (e,) if 0 < e < n and is_han(text[e - 1]) and is_han(text[e]) else ()
     if sep == "?":
         p = _soft(text, n, e)
         if p >= 0:
@@ -778,8 +782,12 @@ class Matcher:
         for k, s, e in self._raw_hits(text):
             string = strings[k]
             need_l, need_r = edges[k]
-            left = not need_l or s == 0 or not _wc(text[s - 1])
-            right = not need_r or e >= n or not _wc(text[e])
+            # a word edge: no word character beside it, or Han beside a non-Han letter
+            # (Chinese glues Latin words: "她的rate多少")
+            left = (
+                not need_l or s == 0 or not _wc(text[s - 1]) or _han_meets(text[s - 1], string[0])
+            )
+            right = not need_r or e >= n or not _wc(text[e]) or _han_meets(text[e], string[-1])
             for kind, val in roles[k]:
                 if kind == "a":
                     occ.anchors.add(string)
@@ -882,9 +890,9 @@ class Matcher:
             if text[a:b] == string or s in inner:
                 continue  # found as it is; or a proclitic on its first word (as ever)
             need_l, need_r = edges[k]
-            if need_l and s and _wc(squeezed[s - 1]):
+            if need_l and s and _wc(squeezed[s - 1]) and not _han_meets(squeezed[s - 1], string[0]):
                 continue
-            if need_r and e < m and _wc(squeezed[e]):
+            if need_r and e < m and _wc(squeezed[e]) and not _han_meets(squeezed[e], string[-1]):
                 continue
             if any(kind == "w" for kind, _ in roles[k]):
                 occ.words.setdefault(string, []).append((a, b))
@@ -1317,6 +1325,20 @@ def precedence(rule: Rule) -> tuple[Any, ...]:
 
 _WC: dict[str, bool] = {}
 _HANC: dict[str, bool] = {}
+
+
+def _han_meets(beside: str, edge: str) -> bool:
+    """True when a Han character stands beside a word's non-Han edge (or the reverse):
+    a change of script is a word boundary."""
+    a, b = _HAN_CH.get(beside), _HAN_CH.get(edge)
+    if a is None:
+        a = _HAN_CH[beside] = is_han(beside)
+    if b is None:
+        b = _HAN_CH[edge] = is_han(edge)
+    return a != b
+
+
+_HAN_CH: dict[str, bool] = {}
 
 
 def _wc(ch: str) -> bool:
