@@ -193,6 +193,12 @@ class _Occurrences:
         got = self._concepts.get(key)
         if got is not None:
             return got
+        keys = self.m.concept_keys(locale, name)
+        if keys is not None and keys.isdisjoint(self.present):
+            # none of the words its forms need occurred: it cannot occur (and its forms
+            # are not even decoded)
+            got = self._concepts[key] = []
+            return got
         if key in self._in_progress:  # cycles are rejected at load; belt and braces
             return []
         self._in_progress.add(key)
