@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -217,6 +219,24 @@ def test_route_with_builtins_is_total(write_pack: PackWriter, noise: str, shaped
                 assert text[ev.span[0] : ev.span[1]] == ev.text
 
 
+def _pack(
+    write_pack: PackWriter,
+    code: str,
+    rules: list[dict[str, Any]],
+    concepts: dict[str, Any],
+    locale: dict[str, Any],
+    lexicon: dict[str, Any],
+    name: str,
+) -> Packs:
+    """One test locale ``code`` from rules, concepts, locale.yaml and lexicon facts."""
+    raw = {
+        "refusal.yaml": v2(rules).replace("locale: tx", f"locale: {code}"),
+        "concepts.yaml": concepts_file(concepts, code),
+    }
+    root = write_pack(code, lexicon=lexicon, locale=locale, raw=raw)
+    return load_packs([code], subject_names=[name], paths=[root], shipped=False)
+
+
 def _follow_up_packs(write_pack: PackWriter, closings: list[str]) -> Packs:
     concepts = {
         "price": {"about": "What work costs.", "terms": ["(rate | rates | charge)", "how much"]},
@@ -235,13 +255,8 @@ def _follow_up_packs(write_pack: PackWriter, closings: list[str]) -> Packs:
         "example_subject": "Dana Reyes",
         "follow_ups": {"closings": closings},
     }
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tf"),
-        "concepts.yaml": concepts_file(concepts, "tf"),
-    }
     lexicon = {"pronouns": ["she", "her"]}
-    root = write_pack("tf", lexicon=lexicon, locale=locale, raw=raw)
-    return load_packs(["tf"], subject_names=["Dana Reyes"], paths=[root], shipped=False)
+    return _pack(write_pack, "tf", rules, concepts, locale, lexicon, "Dana Reyes")
 
 
 def test_an_acknowledgement_never_inherits_a_refusal(write_pack: PackWriter) -> None:
@@ -290,14 +305,9 @@ def test_a_comma_does_not_break_a_template(write_pack: PackWriter) -> None:
 
 def test_proclitics_on_any_word_of_a_phrase(write_pack: PackWriter) -> None:
     rules = [r2("a", templates=["رقم هاتف {subject}"])]
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tp"),
-        "concepts.yaml": concepts_file({}, "tp"),
-    }
     locale = {"name": "T", "scripts": ["Arab"], "direction": "rtl", "example_subject": "دانا"}
     lexicon = {"pronouns": ["ها"], "proclitics": ["و"]}
-    root = write_pack("tp", lexicon=lexicon, locale=locale, raw=raw)
-    packs = load_packs(["tp"], subject_names=["دانا"], paths=[root], shipped=False)
+    packs = _pack(write_pack, "tp", rules, {}, locale, lexicon, "دانا")
     assert packs.route("ورقم هاتف دانا").rule_id == "a"  # on the first word (as before)
     assert packs.route("رقم وهاتف دانا").rule_id == "a"  # and on a later one
     assert packs.route("رقم كهاتف دانا").kind == "retrieve"  # not a proclitic of the locale
@@ -353,12 +363,7 @@ def test_latin_words_and_concepts_meet_han_text_without_spaces(write_pack: PackW
         r2("zoom", templates=["约 个 zoom (聊聊 | 沟通)"]),
     ]
     locale = {"name": "T", "scripts": ["Hani"], "direction": "ltr", "example_subject": "达娜"}
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", "locale: tz"),
-        "concepts.yaml": concepts_file(concepts, "tz"),
-    }
-    root = write_pack("tz", lexicon={"pronouns": ["她"]}, locale=locale, raw=raw)
-    packs = load_packs(["tz"], subject_names=["达娜"], paths=[root], shipped=False)
+    packs = _pack(write_pack, "tz", rules, concepts, locale, {"pronouns": ["她"]}, "达娜")
     assert packs.route("费用呢？").rule_id == "two"  # two concepts side by side in Han text
     assert packs.route("她的rate多少").rule_id == "latin"  # a change of script is a word edge
     assert packs.route("约个zoom聊聊").rule_id == "zoom"
