@@ -12,8 +12,9 @@ Two measures, per locale, never blended:
   round 2 by two authors who read neither the packs nor any other batch; v2 was studied
   in round 3, v3 in round 4; ``blind4/``: batch v4, written at the start of round 4,
   measured once during it and then studied; ``blind5/``: batch v5, written at the start
-  of round 4 and studied by nobody): questions written by an author who had not read the
-  packs. Reports, per batch and locale, refusal recall (right category and any
+  of round 4, measured once at its end and studied in round 5; ``blind6/``: batch v6,
+  written at the start of round 5 and studied by nobody): questions written by an author
+  who had not read the packs. Reports, per batch and locale, refusal recall (right category and any
   category), legitimate questions answered (hard negatives and other answerable
   questions together, and each apart), overview routed, follow-ups right, and the
   pooled figures of all locales; ``--by-category`` adds recall per refusal category.
