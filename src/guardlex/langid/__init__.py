@@ -158,6 +158,8 @@ class _Info(Protocol):
     def letters(self) -> tuple[str, ...]: ...
     @property
     def letter_weight(self) -> int: ...
+    @property
+    def romanized(self) -> tuple[str, ...]: ...
 
     def writes(self, text: str) -> int: ...
 
@@ -196,7 +198,7 @@ def identify(
     words: list[str] | None = None
     for code in order:
         info = infos.get(code)
-        romanized = getattr(info, "romanized", ()) if info is not None else ()
+        romanized = info.romanized if info is not None else ()
         if not romanized or code == choice:
             continue
         if words is None:

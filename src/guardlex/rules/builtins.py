@@ -41,12 +41,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import regex
 
 from guardlex.rules._text import NormalisedLike
 
 Span = tuple[int, int]
+T = TypeVar("T")
 
 #: Seconds a built-in scan may take on one (size-limited) question.
 TIMEOUT = 0.5
@@ -246,11 +248,12 @@ def find(
     )
 
 
-def lazy(find_them: Callable[[], Builtins]) -> Callable[[], Builtins]:
-    """``find_them``, called at most once (built-ins are found only if a rule needs them)."""
-    done: list[Builtins] = []
+def lazy(find_them: Callable[[], T]) -> Callable[[], T]:
+    """``find_them``, called at most once (built-ins are found only if a rule needs them;
+    the engine uses it for other per-question facts too)."""
+    done: list[T] = []
 
-    def get() -> Builtins:
+    def get() -> T:
         if not done:
             done.append(find_them())
         return done[0]

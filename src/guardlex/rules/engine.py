@@ -401,19 +401,13 @@ class Packs:
                         )
                     ),
                 )
-            inherited = None
-            if together is not None:
-                before = m.occurrences(prev, prev_found)
-                inherited = m.route_section(before, "refusal")
+            # each found at most once, and only when a step below needs it
+            has_own = builtin_concepts.lazy(lambda: self._has_own_content(alone))
+            inherited = builtin_concepts.lazy(
+                lambda: m.route_section(m.occurrences(prev, prev_found), "refusal")
+            )
             elliptical = together is not None and self._elliptical(text)
-            own: list[bool] = []  # whether the follow-up has content of its own, once
-
-            def has_own() -> bool:
-                if not own:
-                    own.append(self._has_own_content(alone))
-                return own[0]
-
-            if together is not None and (inherited is None or elliptical or not has_own()):
+            if together is not None and (elliptical or not has_own() or inherited() is None):
                 # a question split over two messages ("How much does she" + "charge per
                 # day?"), or a short one continuing a refused question ("and on
                 # weekends?"); a longer follow-up to a refused question is a question of
@@ -422,8 +416,10 @@ class Packs:
                 hit = m.route_section(together, "refusal", offset, veto=veto)
                 if hit is not None and self._adds_content(hit, joined, offset):
                     return self._route("refuse", hit, cur, text, offset)
-            if inherited is not None and elliptical and not has_own():
-                return self._route("refuse", inherited, None, prev, 0)
+            if elliptical and not has_own():
+                before = inherited()
+                if before is not None:
+                    return self._route("refuse", before, None, prev, 0)
             if together is not None:
                 overview = m.route_section(together, "overview", offset)
                 if overview is not None and self._adds_content(overview, joined, offset):
@@ -646,18 +642,20 @@ class Packs:
         _check_input(text, "text")
         tokens: list[str] | None = None
 
-        def score(code: str) -> int:
+        def count(code: str, shortest: int) -> int:
             nonlocal tokens
             if tokens is None:
                 tokens = _TOKEN.findall(normalise(text), timeout=REGEX_TIMEOUT)
             st = self._states.get(code)
-            return sum(1 for t in tokens if t in st.signal_words) if st else -1
+            if st is None:
+                return -1
+            return sum(1 for t in tokens if len(t) >= shortest and t in st.signal_words)
+
+        def score(code: str) -> int:
+            return count(code, 1)
 
         def long_score(code: str) -> int:  # stopwords of 3+ letters ("e", "ba" say little)
-            score(code)
-            st = self._states.get(code)
-            words = tokens or ()
-            return sum(1 for t in words if len(t) > 2 and t in st.signal_words) if st else -1
+            return count(code, 3)
 
         default = root_locale(self._infos, self._order) or "en"
         return identify_locale(

@@ -624,6 +624,10 @@ class Matcher:
         ] = {}
         self._guards: dict[tuple[str, str | None], list[list[Any]]] | None = None
         self._item_keys: dict[tuple[str, str], frozenset[str] | None] = {}
+        #: every loaded locale's proclitics, longest first (``_reread``)
+        self._all_proclitics = tuple(
+            sorted({p for pcs in self.proclitics.values() for p in pcs}, key=len, reverse=True)
+        )
 
     def concept_keys(self, locale: str, name: str) -> frozenset[str] | None:
         """Keys at least one of which occurs wherever the concept occurs (a word, or
@@ -783,17 +787,19 @@ class Matcher:
         occ = _Occurrences(self, text, builtins)
         names: list[tuple[int, int, str]] = []
         roles, strings, edges = self._roles, self._strings, self._edges
-        any_procl = any(self.proclitics.values())
+        any_procl = bool(self._all_proclitics)
         n = len(text)
         for k, s, e in self._raw_hits(text):
             string = strings[k]
             need_l, need_r = edges[k]
-            # a word edge: no word character beside it, or Han beside a non-Han letter
-            # (Chinese glues Latin words: "她的rate多少")
+            # ``_edge_ok`` inlined (this runs for every automaton hit)
             left = (
-                not need_l or s == 0 or not _wc(text[s - 1]) or _han_meets(text[s - 1], string[0])
+                not need_l
+                or s == 0
+                or not _wc(text[s - 1])
+                or _hanc(text[s - 1]) != _hanc(string[0])
             )
-            right = not need_r or e >= n or not _wc(text[e]) or _han_meets(text[e], string[-1])
+            right = not need_r or e >= n or not _wc(text[e]) or _hanc(text[e]) != _hanc(string[-1])
             for kind, val in roles[k]:
                 if kind == "a":
                     occ.anchors.add(string)
@@ -840,10 +846,7 @@ class Matcher:
         if (
             not _SOFT.isdisjoint(text)
             or "-" in text
-            or (
-                any_procl
-                and any(" " + pc in text for pcs in self.proclitics.values() for pc in pcs)
-            )
+            or any(" " + pc in text for pc in self._all_proclitics)
         ):
             self._reread(occ, text)
         # leftmost-longest, non-overlapping names
@@ -860,7 +863,6 @@ class Matcher:
         rate" holds "dana what is your") or with a proclitic on a later word ("رقم وهاتفها"
         holds "رقم هاتف"): the automaton runs once more over the text with each mark read
         as a space and such proclitics left out, and those hits are mapped back."""
-        procl = sorted({p for pcs in self.proclitics.values() for p in pcs}, key=len, reverse=True)
         chars: list[str] = []
         pos: list[int] = []  # original index of each character of the re-read text
         inner: set[int] = set()  # re-read indexes where a proclitic was left out
@@ -874,7 +876,7 @@ class Matcher:
                     chars.append(" ")
                     pos.append(i)
                 i += 1
-                for pc in procl:  # a word after a space: not the first
+                for pc in self._all_proclitics:  # a word after a space: not the first
                     j = i + len(pc)
                     if text.startswith(pc, i) and j + 1 < n and _wc(text[j]) and _wc(text[j + 1]):
                         inner.add(len(chars))
@@ -887,7 +889,7 @@ class Matcher:
         squeezed = "".join(chars)
         if squeezed == text:
             return
-        roles, strings, edges, m = self._roles, self._strings, self._edges, len(squeezed)
+        roles, strings, edges = self._roles, self._strings, self._edges
         for k, s, e in self._raw_hits(squeezed):
             string = strings[k]
             if " " not in string:
@@ -896,9 +898,9 @@ class Matcher:
             if text[a:b] == string or s in inner:
                 continue  # found as it is; or a proclitic on its first word (as ever)
             need_l, need_r = edges[k]
-            if need_l and s and _wc(squeezed[s - 1]) and not _han_meets(squeezed[s - 1], string[0]):
+            if need_l and not _edge_ok(squeezed, s - 1, string[0]):
                 continue
-            if need_r and e < m and _wc(squeezed[e]) and not _han_meets(squeezed[e], string[-1]):
+            if need_r and not _edge_ok(squeezed, e, string[-1]):
                 continue
             if any(kind == "w" for kind, _ in roles[k]):
                 occ.words.setdefault(string, []).append((a, b))
@@ -1333,20 +1335,6 @@ _WC: dict[str, bool] = {}
 _HANC: dict[str, bool] = {}
 
 
-def _han_meets(beside: str, edge: str) -> bool:
-    """True when a Han character stands beside a word's non-Han edge (or the reverse):
-    a change of script is a word boundary."""
-    a, b = _HAN_CH.get(beside), _HAN_CH.get(edge)
-    if a is None:
-        a = _HAN_CH[beside] = is_han(beside)
-    if b is None:
-        b = _HAN_CH[edge] = is_han(edge)
-    return a != b
-
-
-_HAN_CH: dict[str, bool] = {}
-
-
 def _wc(ch: str) -> bool:
     """``is_word_char``, memoised per character (called for every automaton hit)."""
     got = _WC.get(ch)
@@ -1355,18 +1343,23 @@ def _wc(ch: str) -> bool:
     return got
 
 
-def _needs_boundary(ch: str) -> bool:
+def _hanc(ch: str) -> bool:
+    """``is_han``, memoised per character."""
     got = _HANC.get(ch)
     if got is None:
         got = _HANC[ch] = is_han(ch)
-    return _wc(ch) and not got
+    return got
+
+
+def _needs_boundary(ch: str) -> bool:
+    return _wc(ch) and not _hanc(ch)
 
 
 def _edge_ok(text: str, i: int, edge: str) -> bool:
-    """Whole-word check at one edge: only a non-Han word character needs a boundary."""
-    if not is_word_char(edge) or is_han(edge):
-        return True
-    return not _word_at(text, i)
+    """Whether position ``i``, beside a word's ``edge`` character, leaves a word edge: no
+    word character there, or a change between Han and other letters (Chinese glues
+    Latin words: "她的rate多少")."""
+    return not _word_at(text, i) or _hanc(text[i]) != _hanc(edge)
 
 
 def _possessive_follows(text: str, e: int) -> bool:
