@@ -5,8 +5,9 @@ importable (``PYTHONPATH=<tree>/src``), again with the other, then
 ``python tools/dump_routes.py --compare A.jsonl B.jsonl``: exit 1 when any route differs.
 
 Texts are those of ``tools/compare_routes.py`` (every rule example with only its locale
-loaded; every routing, independent and golden case with all locales loaded) plus a
-second pass of the shared cases with 100 subject names. A route is the whole
+loaded; every routing, independent and golden case with all locales loaded), every case
+of the blind batches (``tests/data/blind*``, all locales loaded), plus a second pass of
+the shared cases with 100 subject names. A route is the whole
 ``Route.to_dict()`` (kind, category, locale, rule, span, topic, evidence, about). Give
 both runs the same ``--root`` (a snapshot of the packs) so only the code differs.
 """
@@ -49,6 +50,32 @@ HUNDRED = [
 ][:100]
 
 
+def blind_cases(codes: list[str]) -> list[dict[str, Any]]:
+    """Every case of the blind batches (``tests/data/blind*``), with the independent
+    cases' subject names."""
+    import yaml
+
+    from compare_routes import INDEPENDENT_SUBJECTS
+
+    out: list[dict[str, Any]] = []
+    for path in sorted((ROOT / "tests" / "data").glob("blind*/*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        code = doc.get("locale", path.stem)
+        if code not in codes:
+            continue
+        for i, c in enumerate(doc.get("cases") or []):
+            if "text" in c:
+                out.append(
+                    {
+                        "source": f"{path.parent.name}/{code}/{i}",
+                        "text": c["text"],
+                        "previous": c.get("previous"),
+                        "names": INDEPENDENT_SUBJECTS,
+                    }
+                )
+    return out
+
+
 def dump(root: Path, out: Path, cache: bool = False) -> int:
     from compare_routes import EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS, all_locale_cases, rule_cases
     from guardlex import load_packs
@@ -60,7 +87,7 @@ def dump(root: Path, out: Path, cache: bool = False) -> int:
         by_locale.setdefault(c["locale"], []).append(c)
     for code, cases in sorted(by_locale.items()):
         groups.append((f"examples/{code}", [code], EXAMPLE_SUBJECTS, cases))
-    shared = all_locale_cases(codes)
+    shared = all_locale_cases(codes) + blind_cases(codes)
     for subjects in (EXAMPLE_SUBJECTS, INDEPENDENT_SUBJECTS):
         groups.append(("shared", codes, subjects, [c for c in shared if c["names"] == subjects]))
     groups.append(("hundred", codes, tuple(HUNDRED), shared))
