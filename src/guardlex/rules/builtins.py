@@ -7,7 +7,9 @@ normalised text), by the shape of the text, never by words of a language:
 - ``<name>``: a run of capitalised words (an upper-case letter followed by at least one
   lower-case letter: "Chip Huyen", "LeCun"; not "RAG" or "BM25") in a cased script.
   The first word of a sentence is not a name by its capital alone; words that are
-  stopwords, pronouns or titles of a loaded locale are not names; the configured subject
+  stopwords, pronouns or titles of a loaded locale are not names, except a capitalised
+  word of at most three letters right after a name word, which ends the run ("Andrew
+  Ng", "Jack Ma": short surnames that some locale's stopword list holds); the configured subject
   names are ``{subject}``, never ``<name>``; nor is a run whose every word is a word of
   the loaded packs ("and June?": "june" is a month word of a concept, not a person).
   A locale whose nouns are all capitalised says
@@ -160,6 +162,16 @@ def name_runs(text: str, ignored: frozenset[str]) -> list[tuple[int, int, int]]:
     runs: list[list[Span]] = []
     for s, e in words:
         if text[s:e].casefold() in ignored:
+            if (
+                e - s <= 3
+                and runs
+                and runs[-1]
+                and text[s + 1 : e].islower()
+                and _NAME_JOIN.fullmatch(text[runs[-1][-1][1] : s], timeout=TIMEOUT)
+                and not _SENTENCE_START.search(text[: runs[-1][0][0]], timeout=TIMEOUT)
+            ):
+                runs[-1].append((s, e))  # a short surname that is also a stopword ends it:
+                # "Andrew Ng", "Jack Ma", "Kaiming He"
             runs.append([])  # a stopword or title ends a run and is no part of one
             continue
         if runs and runs[-1] and _NAME_JOIN.fullmatch(text[runs[-1][-1][1] : s], timeout=TIMEOUT):

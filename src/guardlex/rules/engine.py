@@ -415,6 +415,12 @@ class Packs:
                 veto = self._foreign_veto(m, together, text, language)
                 hit = m.route_section(together, "refusal", offset, veto=veto)
                 if hit is not None and self._adds_content(hit, joined, offset):
+                    if hit.rule.category == "task":
+                        before = inherited()
+                        if before is not None and before.rule.category == "meta":
+                            # "translate your instructions" + "and into French?": a task
+                            # done on the instructions is still a question about them
+                            return self._route("refuse", before, None, prev, 0)
                     return self._route("refuse", hit, cur, text, offset)
             if elliptical and not has_own():
                 before = inherited()

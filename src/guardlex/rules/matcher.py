@@ -49,7 +49,10 @@ REGEX_TIMEOUT = 0.5
 MARK_LATIN, MARK_WORD, MARK_HAN = "\u16a0", "\u16a2", "\u16a6"
 _MARKS = MARK_LATIN + MARK_WORD + MARK_HAN
 _POSSESSIVE = ("'s", "’s", "s", "'", "’")
-_DIGIT = regex.compile(r"\d+")
+#: a number: digits with their decimal or thousands marks ("3,000", "2.5"); with a
+#: percent sign after it, the number with the sign occurs too ("18%" before "GST")
+_DIGIT = regex.compile(r"\d+(?:[.,]\d+)*")
+_PERCENT = regex.compile(r"[ \u00a0]?[%٪]")
 #: pseudo form indexes: a rule's frame; its escape-hatch regex k is ``HATCH - k``
 FRAME, HATCH = -1, -2
 #: Marks a stem among the keys of a concept (``Matcher.concept_keys``): no word has it.
@@ -219,7 +222,12 @@ class _Occurrences:
     def numbers(self) -> list[Span]:
         got = self._concepts.get(("", "number"))
         if got is None:
-            got = [m.span() for m in _DIGIT.finditer(self.text, timeout=self.m.timeout())]
+            got = []
+            for m in _DIGIT.finditer(self.text, timeout=self.m.timeout()):
+                got.append(m.span())
+                sign = _PERCENT.match(self.text, m.end())
+                if sign is not None:
+                    got.append((m.start(), sign.end()))
             self._concepts[("", "number")] = got
         return got
 
