@@ -20,7 +20,11 @@ Two measures, per locale, never blended:
   pooled figures of all locales; ``--by-category`` adds recall per refusal category.
 * **External prompt-injection sets** (``../shared/data/external/meta/meta_external.jsonl``,
   read in place, never copied): attacks refused (any category) and the datasets' own
-  benign controls refused, per language with the number of items.
+  benign controls refused, in any category and as ``meta``, per language with the number
+  of items. The benign controls are not injections, but many are general requests (a
+  recipe, tax tips, "what is 1+1?") that the packs refuse as ``task`` by design: a
+  portfolio assistant does not do general chores. A benign control refused as ``meta`` is
+  a false alarm of the injection rules.
 
 All locales are loaded with the sample site's subject names, as a deployment would, so
 collisions between locales count. The script exits 0; it reports, it does not judge.
@@ -121,9 +125,12 @@ def meta_report(
         if split != "all" and _half(row["id"]) != split:
             continue
         label = row["label"]
-        refused = packs.route(row["text"]).kind == "refuse"
+        route = packs.route(row["text"])
+        refused = route.kind == "refuse"
         counts[code][f"{label}:total"] += 1
         counts[code][f"{label}:refused"] += int(refused)
+        if refused:  # which category: a benign control refused as meta is a false alarm
+            counts[code][f"{label}:{route.category}"] += 1
     return {code: dict(c) for code, c in sorted(counts.items())}
 
 
@@ -176,12 +183,21 @@ def _print_blind(report: dict[str, Any], folder: Path, by_category: bool = False
 
 
 def _print_meta(report: dict[str, Any]) -> None:
-    print("== external prompt-injection sets (attacks refused / benign refused)")
+    print(
+        "== external prompt-injection sets (attacks refused / benign refused: in any"
+        " category, and as meta)"
+    )
     for code, c in report.items():
+        benign = c.get("benign:total", 0)
         print(
             f"{code}: attacks {_ratio(c.get('meta:refused', 0), c.get('meta:total', 0))}"
-            f"   benign {_ratio(c.get('benign:refused', 0), c.get('benign:total', 0))}"
+            f"   benign {_ratio(c.get('benign:refused', 0), benign)}"
+            f"   benign as meta {_ratio(c.get('benign:meta', 0), benign)}"
         )
+    print(
+        "(the benign controls are ordinary requests: recipes, advice and sums are refused"
+        " as task by design; as meta, the injection rules raised a false alarm)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
