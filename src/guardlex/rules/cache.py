@@ -43,7 +43,7 @@ import guardlex
 
 log = logging.getLogger("guardlex.rules")
 
-CACHE_FORMAT = "7"
+CACHE_FORMAT = "8"
 
 
 def cache_dir() -> Path | None:
@@ -181,8 +181,14 @@ def _program_payload(payload: Any) -> dict[str, Any] | None:
         isinstance(concepts, dict)
         and all(isinstance(v, (str, bytes)) for v in concepts.values())
         and isinstance(index, dict)
-        and all(isinstance(index.get(k), str) for k in ("w", "t", "a"))
+        and all(
+            isinstance(index.get(k), dict) and all(isinstance(v, str) for v in index[k].values())
+            for k in ("w", "t", "a")
+        )
         and isinstance(index.get("concept_keys"), dict)
+        and isinstance(index.get("refs"), dict)
+        and all(isinstance(index["refs"].get(k), dict) for k in ("w", "t", "c"))
+        and isinstance(index["refs"].get("x"), list)
         and isinstance(program.get("rules"), list)
         and all(
             isinstance(r, dict)

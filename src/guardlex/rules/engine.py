@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -219,7 +219,7 @@ class Packs:
         self.subject_names = tuple(subject_names)
         self._function: frozenset[str] | None = None
         self._ignored_words: frozenset[str] | None = None
-        self._words: frozenset[str] | None = None
+        self._words: Collection[str] | None = None
         self._name_stop: frozenset[str] | None = None
         self._closings: regex.Pattern[str] | None = None
         self._matcher: Matcher | None = None
@@ -440,12 +440,16 @@ class Packs:
         language's own guards of that category occur (``Matcher.guarded_in``).
 
         ``language`` holds the detected language once found, shared by every reading of
-        one question, so it is identified at most once per ``route``.
+        one question, so it is identified at most once per ``route``, and only when a
+        guard of another locale of the rule's category can occur at all
+        (``Matcher.foreign_guards_may_occur``).
         """
 
         def veto(rule: Any) -> bool:
             if len(self._order) < 2:
                 return False
+            if not m.foreign_guards_may_occur(occ, rule):
+                return False  # no language's guards can veto it: no need to identify
             if not language:
                 language.append(self.detect_locale(text))
             if not m.guarded_in(occ, rule, language[0]):
@@ -492,14 +496,16 @@ class Packs:
             self._function = frozenset(words)
         return self._function
 
-    def _variant_words(self) -> frozenset[str]:
-        """Normalised words of every loaded pack, for re-reading disguised questions."""
+    def _variant_words(self) -> Collection[str]:
+        """Normalised words of every loaded pack, for re-reading disguised questions
+        (their stopwords and the one-word automaton strings; ``Matcher.word_set``: the
+        automaton strings are gathered on the first look-up, which most questions never
+        make)."""
         if self._words is None:
             words: set[str] = set()
             for code in self._order:
                 words.update(self._states[code].stopwords)
-            words.update(k for k in self.matcher()._keys if " " not in k and len(k) > 1)
-            self._words = frozenset(words)
+            self._words = self.matcher().word_set(frozenset(words))
         return self._words
 
     def _adds_content(self, hit: Hit, joined: str, offset: int) -> bool:

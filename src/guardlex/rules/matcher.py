@@ -30,7 +30,7 @@ import json
 import operator
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -505,27 +505,36 @@ class Matcher:
         self.proclitics: dict[str, tuple[str, ...]] = {}
         self.titles: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._regex_subject: dict[str, str] = {}
-        # automaton strings: literal words (role ("w", None)), and the roles of the others
-        word_runs: list[list[str]] = []
-        others: dict[str, dict[tuple[str, Any], None]] = {}
+        # automaton strings by group (``string_group``): literal words (role ("w",
+        # None)), and the roles of the others
+        word_runs: dict[str, list[list[str]]] = {}
+        others: dict[str, dict[str, dict[tuple[str, Any], None]]] = {}
 
-        def extra(s: str, r: tuple[str, Any]) -> None:
-            got = others.get(s)
+        def extra(s: str, r: tuple[str, Any], group: str | None = None) -> None:
+            bucket = others.setdefault(group or string_group(s), {})
+            got = bucket.get(s)
             if got is None:
-                others[s] = {r: None}
+                bucket[s] = {r: None}
             else:
                 got[r] = None
 
         # form references: key -> rule indexes / concept names whose forms use it
         # key -> (rule index, form index); form index FRAME / HATCH: the rule's frame or
         # escape-hatch regexes
+        # (words and stems: gathered from each locale's ``refs`` on first look-up,
+        # ``_word_refs``; a start files a few dozen, not every key of every form)
         self._by_word: dict[str, list[tuple[int, int]]] = {}
         self._by_stem: dict[str, list[tuple[int, int]]] = {}
+        self._locale_refs: list[tuple[int, Mapping[str, list[int]], Mapping[str, list[int]]]] = []
         self._by_concept: dict[tuple[str, str], list[tuple[int, int]]] = {}
         self._by_anchor: dict[str, list[tuple[int, int]]] = {}
         self._always: list[tuple[int, int]] = []
         self._concept_index: dict[tuple[str, str], tuple[dict[str, list[Any]], list[Any]]] = {}
         self._concept_keys: dict[tuple[str, str], frozenset[str] | None] = {}
+        #: (locale, category) -> keys one of which occurs wherever a guard of that
+        #: locale's rules of that category occurs (``guard_keys``), or None
+        self._guard_keys: dict[tuple[str, str | None], frozenset[str] | None] = {}
+        self._guard_keys_of: set[str] = set()  # locales whose guard keys are known
         for loc in locales:
             code = str(loc["code"])
             self.concepts[code] = loc.get("concepts") or {}
@@ -539,13 +548,31 @@ class Matcher:
                 extra(p, ("pron", code))
             self._regex_subject[code] = str(loc.get("regex_subject") or "(?!)")
             index = loc.get("index") or program_index(loc)
-            word_runs.append(unjoin(index["w"]))  # each sorted
-            for stem in unjoin(index["t"]):
-                extra(stem, ("t", None))
-            for anchor in unjoin(index["a"]):
-                extra(anchor, ("a", None))
+            for group, joined in index["w"].items():
+                word_runs.setdefault(group, []).append(unjoin(joined))  # each sorted
+            for group, joined in index["t"].items():
+                for stem in unjoin(joined):
+                    extra(stem, ("t", None), group)
+            for group, joined in index["a"].items():
+                for anchor in unjoin(joined):
+                    extra(anchor, ("a", None), group)
             for name, ck in index["concept_keys"].items():
                 self._concept_keys[(code, name)] = None if ck is None else frozenset(unjoin(ck))
+            stored_guards = index.get("guard_keys")
+            if isinstance(stored_guards, dict):  # else computed from the frames on first use
+                for cat, gk in stored_guards.items():
+                    self._guard_keys[(code, cat or None)] = (
+                        None if gk is None else frozenset(unjoin(gk))
+                    )
+                self._guard_keys_of.add(code)
+            base = len(self.rules)
+            refs = index.get("refs")
+            if not isinstance(refs, dict):  # an index without them: from the rules' keys
+                refs = locale_refs(_keys_of(raw) for raw in loc["rules"])
+            self._locale_refs.append((base, refs["w"], refs["t"]))
+            self._always.extend(_pairs(base, refs["x"]))
+            for name, flat in refs["c"].items():
+                self._by_concept.setdefault((code, name), []).extend(_pairs(base, flat))
             for written, raw in enumerate(loc["rules"]):
                 idx = len(self.rules)
                 packed = raw.get("packed")
@@ -566,14 +593,6 @@ class Matcher:
                 )
                 rule._patterns = [None] * len(rule.hatch)
                 self.rules.append(rule)
-                if packed is not None:  # the keys of its forms were stored with it
-                    frame_keys, form_keys = raw["frame_keys"], raw["keys"]
-                else:
-                    frame_keys, form_keys = rule_keys(rule.forms, rule.frame)
-                for fkey in frame_keys:
-                    self._file(fkey, code, idx, FRAME)
-                for fi, fkey in enumerate(form_keys):
-                    self._file(fkey, code, idx, fi)
                 for k, rx in enumerate(rule.hatch):
                     ref = (idx, HATCH - k)  # regex k of the rule
                     if rx.get("anchors") is None:
@@ -584,32 +603,19 @@ class Matcher:
         # subject names, shared by every locale
         for name_form, mark in _name_forms(subject_names):
             extra(name_form, ("name", mark))
-        # (C-level passes over the ~100k strings: this runs at every start)
-        unique = dict.fromkeys(itertools.chain.from_iterable(word_runs))  # the words
-        is_word = {s: s in unique for s in others}
-        unique.update(dict.fromkeys(others))
-        #: every automaton string (a dict: one hash table, used for membership)
-        self._keys: Mapping[str, None] = unique
-        # sorted runs, duplicates dropped: timsort merges the runs
-        self._strings = strings = sorted(unique)
-        # each role once: a word of a thousand forms is one occurrence, not a thousand
-        # (the order of a string's roles does not matter: each fills its own table)
-        word_role: tuple[tuple[str, Any], ...] = (("w", None),)
-        roles = [word_role] * len(strings)
-        for s, got in others.items():
-            roles[bisect.bisect_left(strings, s)] = (word_role if is_word[s] else ()) + tuple(got)
-        self._roles = roles
-        # does a hit of the string need a word boundary on its left / right?
-        firsts = list(map(operator.itemgetter(0), strings))
-        lasts = list(map(operator.itemgetter(-1), strings))
-        edge = {ch: _needs_boundary(ch) for ch in {*firsts, *lasts}}
-        pairs = {(a, b): (a, b) for a in (False, True) for b in (False, True)}  # shared
-        self._edges = list(
-            map(
-                pairs.__getitem__,
-                zip(map(edge.__getitem__, firsts), map(edge.__getitem__, lasts), strict=True),
-            )
-        )
+        # The automaton is built group by group (``string_group``), each on the first
+        # question that holds a character of its group (``_raw_hits``): a string can
+        # only occur in a text that holds every one of its characters. Strings are
+        # numbered in the order their groups are built.
+        self._word_runs = word_runs
+        self._others = others
+        self._all_keys: Mapping[str, None] | None = None
+        self._strings: list[str] = []
+        self._roles: list[tuple[tuple[str, Any], ...]] = []
+        self._edges: list[tuple[bool, bool]] = []
+        self._groups: dict[str, tuple[int, Any]] = {}  # built: group -> (offset, automaton)
+        self._group_names = frozenset([*word_runs, *others])
+        self._length_sets: dict[str, set[int]] = {}
         for rule in self.rules:
             for rx in rule.hatch:
                 if rx.get("anchors") is not None:
@@ -630,7 +636,10 @@ class Matcher:
                 list[tuple[int, frozenset[str]]],
             ],
         ] = {}
-        self._guards: dict[tuple[str, str | None], list[list[Any]]] | None = None
+        #: (locale, category) -> its guard forms filed by key, and those without one
+        self._guards: dict[
+            tuple[str, str | None], tuple[dict[str, list[list[Any]]], list[list[Any]]]
+        ] = {}
         self._item_keys: dict[tuple[str, str], frozenset[str] | None] = {}
         #: every loaded locale's proclitics, longest first (``_reread``)
         self._all_proclitics = tuple(
@@ -734,42 +743,150 @@ class Matcher:
             got = self._concept_index[key] = (by_word, rest)
         return got
 
-    def _file(self, key: str, code: str, idx: int, fi: int) -> None:
-        """File form ``fi`` of rule ``idx`` under its key (``form_key``)."""
-        ref = (idx, fi)
-        kind, *values = key.split(KEY_SEP)
-        if kind in ("w", "a"):
-            for w in values:
-                self._by_word.setdefault(w, []).append(ref)
-        elif kind == "t":
-            self._by_stem.setdefault(values[0], []).append(ref)
-        elif kind == "c":
-            self._by_concept.setdefault((code, values[0]), []).append(ref)
-        else:
-            self._always.append(ref)
+    def _word_refs(self, word: str) -> list[tuple[int, int]]:
+        """(rule index, form index) of every form filed under ``word`` (``form_key``)."""
+        got = self._by_word.get(word)
+        if got is None:
+            got = []
+            for base, words, _stems in self._locale_refs:
+                flat = words.get(word)
+                if flat:
+                    got.extend(_pairs(base, flat))
+            self._by_word[word] = got
+        return got
+
+    def _stem_refs(self, stem: str) -> list[tuple[int, int]]:
+        """(rule index, form index) of every form filed under ``stem``."""
+        got = self._by_stem.get(stem)
+        if got is None:
+            got = []
+            for base, _words, stems in self._locale_refs:
+                flat = stems.get(stem)
+                if flat:
+                    got.extend(_pairs(base, flat))
+            self._by_stem[stem] = got
+        return got
+
+    @property
+    def _keys(self) -> Mapping[str, None]:
+        """Every automaton string of every group (a dict, used for membership)."""
+        got = self._all_keys
+        if got is None:
+            words = itertools.chain.from_iterable(
+                itertools.chain.from_iterable(self._word_runs.values())
+            )
+            got = dict.fromkeys(words)
+            for bucket in self._others.values():
+                got.update(dict.fromkeys(bucket))
+            self._all_keys = got
+        return got
+
+    def word_set(self, extra: frozenset[str]) -> Collection[str]:
+        """``extra`` and every automaton string of one word (no space, more than one
+        character), for membership tests (``guardlex.normalise.variants``); the automaton
+        strings are gathered on the first test that ``extra`` does not answer."""
+        return _WordSet(self, extra)
 
     # -- the pass -------------------------------------------------------------------
     def _build(self) -> None:
+        """Choose how the pass runs: Aho-Corasick automatons (``ahocorasick-rs``), or
+        without it dictionary look-ups that find the same occurrences. The automaton of
+        each group of strings is built when a text first needs it (``_build_group``)."""
         if self._built:
             return
         self._built = True
-        if not self._strings:
-            return
         try:
             from ahocorasick_rs import AhoCorasick
-        except ImportError:  # the same occurrences, found by dictionary look-ups
-            self._index = {s: i for i, s in enumerate(self._strings)}
-            lengths: dict[str, set[int]] = {}
-            for s in self._strings:
-                lengths.setdefault(s[0], set()).add(len(s))
-            self._lengths = {ch: tuple(sorted(ls)) for ch, ls in lengths.items()}
+        except ImportError:
+            self._ac = None
         else:
-            self._ac = AhoCorasick(self._strings)
+            self._ac = {}  # group -> automaton
+            self._ac_class = AhoCorasick
+
+    def build_all(self) -> None:
+        """Build the automaton of every group of strings now."""
+        self._build()
+        for group in sorted(self._group_names):
+            if group not in self._groups:
+                self._build_group(group)
+
+    def _build_group(self, group: str) -> None:
+        """Number the strings of ``group`` after those already built, with their roles
+        and word edges, and build the group's automaton (or look-up tables)."""
+        # (C-level passes over the strings: this runs once per group and process)
+        runs = self._word_runs.get(group, ())
+        others = self._others.get(group, {})
+        unique = dict.fromkeys(itertools.chain.from_iterable(runs))  # the words
+        is_word = {s: s in unique for s in others}
+        unique.update(dict.fromkeys(others))
+        # sorted runs, duplicates dropped: timsort merges the runs
+        strings = sorted(unique)
+        # each role once: a word of a thousand forms is one occurrence, not a thousand
+        # (the order of a string's roles does not matter: each fills its own table)
+        word_role: tuple[tuple[str, Any], ...] = (("w", None),)
+        roles = [word_role] * len(strings)
+        for s, got in others.items():
+            roles[bisect.bisect_left(strings, s)] = (word_role if is_word[s] else ()) + tuple(got)
+        # does a hit of the string need a word boundary on its left / right?
+        firsts = list(map(operator.itemgetter(0), strings))
+        lasts = list(map(operator.itemgetter(-1), strings))
+        edge = {ch: _needs_boundary(ch) for ch in {*firsts, *lasts}}
+        edges = list(
+            map(
+                _EDGE_PAIRS.__getitem__,
+                zip(map(edge.__getitem__, firsts), map(edge.__getitem__, lasts), strict=True),
+            )
+        )
+        offset = len(self._strings)
+        self._strings.extend(strings)
+        self._roles.extend(roles)
+        self._edges.extend(edges)
+        automaton = None
+        if self._ac is not None:
+            if strings:
+                automaton = self._ac_class(strings)
+        else:  # the same occurrences, found by dictionary look-ups
+            self._index.update(zip(strings, itertools.count(offset)))
+            changed = set()
+            for s in strings:
+                self._length_sets.setdefault(s[0], set()).add(len(s))
+                changed.add(s[0])
+            for ch in changed:
+                self._lengths[ch] = tuple(sorted(self._length_sets[ch]))
+        self._groups[group] = (offset, automaton)
 
     def _raw_hits(self, text: str) -> Iterable[tuple[int, int, int]]:
-        """(string index, start, end) of every occurrence of every automaton string."""
+        """(string index, start, end) of every occurrence of every automaton string, in
+        the order one automaton of all strings reports them (by end, then start)."""
+        self._build()
+        if text.isascii():
+            present: Iterable[str] = _ASCII_GROUPS
+        else:
+            present = {_char_class(ch) for ch in set(text)}
+        groups = [g for g in present if g in self._group_names]
+        for g in groups:
+            if g not in self._groups:
+                self._build_group(g)
         if self._ac is not None:
-            return self._ac.find_matches_as_indexes(text, overlapping=True)
+            out: list[tuple[int, int, int]] | None = None
+            merged = False
+            for g in groups:
+                offset, automaton = self._groups[g]
+                if automaton is None:
+                    continue
+                hits = automaton.find_matches_as_indexes(text, overlapping=True)
+                if not hits:
+                    continue
+                if offset:
+                    hits = [(k + offset, s, e) for k, s, e in hits]
+                if out is None:
+                    out = hits
+                else:
+                    out = out + hits
+                    merged = True
+            if merged and out is not None:
+                out.sort(key=_END_START)
+            return out or ()
         if not self._lengths:
             return ()
         # without the extra: at each position, each length some string starting with
@@ -932,13 +1049,13 @@ class Matcher:
         if cached is not None:
             return cached
         add(self._always)
-        by_word = self._by_word
+        word_refs = self._word_refs
         for w in occ.words:
-            add(by_word.get(w, ()))
+            add(word_refs(w))
         for w in occ.procl:
-            add(by_word.get(w, ()))
+            add(word_refs(w))
         for t in occ.stems:
-            add(self._by_stem.get(t, ()))
+            add(self._stem_refs(t))
         for a in occ.anchors:
             add(self._by_anchor.get(a, ()))
         # concepts that are the key of a form of a rule of this section, and that can
@@ -1077,7 +1194,7 @@ class Matcher:
 
     def compile_regexes(self) -> None:
         """Build the automaton and compile every escape-hatch regex now."""
-        self._build()
+        self.build_all()
         for rule in self.rules:
             for k in range(len(rule.hatch)):
                 self._pattern(rule, k)
@@ -1104,22 +1221,39 @@ class Matcher:
         key = (locale, item["text"])
         if key in self._item_keys:
             return self._item_keys[key]
-        out: set[str] = set()
-        got: frozenset[str] | None = None
-        for form in item["forms"]:
-            kind, *values = form_key(form).split(KEY_SEP)
-            if kind in ("w", "a"):
-                out.update(values)
-            elif kind == "t":
-                out.add(STEM_KEY + values[0])
-            elif kind == "c" and (ck := self.concept_keys(locale, values[0])) is not None:
-                out.update(ck)
-            else:
-                break  # a form without a key: nothing can be said
-        else:
-            got = frozenset(out)
+        got = forms_keys(item["forms"], lambda name: self.concept_keys(locale, name))
         self._item_keys[key] = got
         return got
+
+    def guard_keys(self, locale: str, category: str | None) -> frozenset[str] | None:
+        """Keys at least one of which occurs wherever a guard (``none`` item) of
+        ``locale``'s rules of ``category`` occurs (``guarded_in``); None when that cannot
+        be said; the empty set when there is no such guard. Stored with the program
+        (``program_index``), else computed from the frames."""
+        if locale not in self._guard_keys_of:
+            self._guard_keys_of.add(locale)
+            cats = {r.category for r in self.rules if r.locale == locale}
+            for cat in cats:
+                self._guard_keys[(locale, cat)] = forms_keys(
+                    self._guard_forms(locale, cat), lambda name: self.concept_keys(locale, name)
+                )
+        return self._guard_keys.get((locale, category), frozenset())
+
+    def foreign_guards_may_occur(self, occ: _Occurrences, rule: Rule) -> bool:
+        """True when a guard of another loaded locale's rules of ``rule``'s category
+        occurs in ``occ`` (``guarded_in`` for that locale; those none of whose
+        ``guard_keys`` occurred are not even evaluated). When False, ``guarded_in`` is
+        False whatever the question's language, which then need not be identified."""
+        present = occ.present
+        for code in self.concepts:
+            if code == rule.locale:
+                continue
+            keys = self.guard_keys(code, rule.category)
+            if keys is not None and keys.isdisjoint(present):
+                continue
+            if self.guarded_in(occ, rule, code):
+                return True
+        return False
 
     def _frame(self, rule: Rule, occ: _Occurrences, offset: int) -> Hit | None:
         frame = rule.frame
@@ -1272,9 +1406,34 @@ class Matcher:
         got = occ._guarded.get(key)
         if got is None:
             got = occ._guarded[key] = any(
-                occ.form_spans(form, locale) for form in self._guard_forms().get(key, ())
+                occ.form_spans(form, locale) for form in self._guard_candidates(occ, key)
             )
         return got
+
+    def _guard_candidates(self, occ: _Occurrences, key: tuple[str, str | None]) -> list[list[Any]]:
+        """The guard forms of (locale, category) ``key`` that can match in ``occ``: those
+        one of whose keys (``forms_keys``) occurred, and those without keys."""
+        got = self._guards.get(key)
+        if got is None:
+            locale = key[0]
+            by_key: dict[str, list[list[Any]]] = {}
+            keyless: list[list[Any]] = []
+            for form in self._guard_forms(*key):
+                ks = forms_keys([form], lambda name: self.concept_keys(locale, name))
+                if ks is None:
+                    keyless.append(form)
+                for k in ks or ():
+                    by_key.setdefault(k, []).append(form)
+            got = self._guards[key] = (by_key, keyless)
+        by_key, keyless = got
+        hit = occ.present & by_key.keys()
+        if not hit:
+            return keyless
+        forms = {id(f): f for f in keyless}
+        for k in hit:
+            for f in by_key[k]:
+                forms[id(f)] = f
+        return list(forms.values())
 
     def guard_occurs(self, occ: _Occurrences, rule: Rule) -> bool:
         """True when one of ``rule``'s own guards (its frame's ``none`` items) occurs in
@@ -1286,17 +1445,43 @@ class Matcher:
         forms = [form for item in rule.frame["none"] for form in item["forms"]]
         return any(occ.form_spans(form, rule.locale) for form in forms)
 
-    def _guard_forms(self) -> dict[tuple[str, str | None], list[list[Any]]]:
-        """The forms of the ``none`` items of the frames of each (locale, category)."""
-        if self._guards is None:
-            guards: dict[tuple[str, str | None], list[list[Any]]] = {}
-            for other in self.rules:
-                if other.frame:
-                    bucket = guards.setdefault((other.locale, other.category), [])
-                    for item in other.frame["none"]:
-                        bucket.extend(item["forms"])
-            self._guards = guards
-        return self._guards
+    def _guard_forms(self, locale: str, category: str | None) -> list[list[Any]]:
+        """The forms of the ``none`` items of the frames of ``locale``'s rules of
+        ``category`` (only those rules are decoded)."""
+        out: list[list[Any]] = []
+        for other in self.rules:
+            if other.locale == locale and other.category == category and other.frame:
+                for item in other.frame["none"]:
+                    out.extend(item["forms"])
+        return out
+
+
+class _WordSet(Collection[str]):
+    """``Matcher.word_set``: a set of words whose bulk is gathered on first use."""
+
+    __slots__ = ("_extra", "_m", "_words")
+
+    def __init__(self, m: Matcher, extra: frozenset[str]) -> None:
+        self._m = m
+        self._extra = extra
+        self._words: frozenset[str] | None = None
+
+    def _all(self) -> frozenset[str]:
+        got = self._words
+        if got is None:
+            got = self._words = self._extra | frozenset(
+                k for k in self._m._keys if " " not in k and len(k) > 1
+            )
+        return got
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._extra or word in self._all()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def _reads_only_pasted(hit: Hit, occ: _Occurrences) -> bool:
@@ -1359,6 +1544,52 @@ def _hanc(ch: str) -> bool:
     return got
 
 
+_EDGE_PAIRS = {(a, b): (a, b) for a in (False, True) for b in (False, True)}  # shared
+_END_START = operator.itemgetter(2, 1)
+_CLASS: dict[str, str] = {}
+#: the groups a text of ASCII characters only can hold (``_char_class``)
+_ASCII_GROUPS = ("a", "n")
+
+
+def _char_class(ch: str) -> str:
+    """The group of a character (``string_group``): ``a`` an ASCII letter, ``n`` any
+    other ASCII character, ``h`` CJK (ideographs, kana, Hangul, CJK punctuation and
+    full-width forms), else the block of 128 code points it lies in (hexadecimal)."""
+    got = _CLASS.get(ch)
+    if got is None:
+        o = ord(ch)
+        if o < 0x80:
+            got = "a" if ch.isalpha() else "n"
+        elif (
+            0x2E80 <= o <= 0xD7AF
+            or 0xF900 <= o <= 0xFAFF
+            or 0xFE30 <= o <= 0xFE4F
+            or 0xFF00 <= o <= 0xFFEF
+            or o >= 0x20000
+        ):
+            got = "h"
+        else:
+            got = format(o >> 7, "x")
+        _CLASS[ch] = got
+    return got
+
+
+def string_group(s: str) -> str:
+    """The automaton group of an automaton string: the group (``_char_class``) of its
+    greatest character. Any character of a string would do (a text that holds the
+    string holds each of its characters); the greatest keeps Latin-only groups free
+    of strings that mix in another script."""
+    return _char_class(max(s)) if s else "n"
+
+
+def grouped(strings: Iterable[str]) -> dict[str, str]:
+    """``strings`` by ``string_group``, each group sorted and joined by ``KEY_SEP``."""
+    out: dict[str, list[str]] = {}
+    for s in strings:
+        out.setdefault(string_group(s), []).append(s)
+    return {g: KEY_SEP.join(sorted(v)) for g, v in sorted(out.items())}
+
+
 def _needs_boundary(ch: str) -> bool:
     return _wc(ch) and not _hanc(ch)
 
@@ -1417,6 +1648,44 @@ def form_key(form: Sequence[Any]) -> str:
     return "x"
 
 
+def locale_refs(keyed: Iterable[tuple[Sequence[str], Sequence[str]]]) -> dict[str, Any]:
+    """One locale's forms filed by key: ``keyed`` gives each rule's frame keys and form
+    keys (``rule_keys``) in written order; the result maps each word (``w``), stem
+    (``t``) and concept (``c``) to the flat list ``[rule, form, rule, form, ...]`` of the
+    forms filed under it (form ``FRAME`` for the frame; ``rule`` counts the locale's rules
+    in written order), and ``x`` lists those with no key (always candidates)."""
+    words: dict[str, list[int]] = {}
+    stems: dict[str, list[int]] = {}
+    concepts: dict[str, list[int]] = {}
+    always: list[int] = []
+    for written, (frame_keys, form_keys) in enumerate(keyed):
+        for fi, key in itertools.chain(((FRAME, k) for k in frame_keys), enumerate(form_keys)):
+            kind, *values = key.split(KEY_SEP)
+            if kind in ("w", "a"):
+                for w in values:
+                    words.setdefault(w, []).extend((written, fi))
+            elif kind == "t":
+                stems.setdefault(values[0], []).extend((written, fi))
+            elif kind == "c":
+                concepts.setdefault(values[0], []).extend((written, fi))
+            else:
+                always.extend((written, fi))
+    return {"w": words, "t": stems, "c": concepts, "x": always}
+
+
+def _keys_of(raw: Mapping[str, Any]) -> tuple[Sequence[str], Sequence[str]]:
+    """A raw rule's frame and form keys: stored with a packed rule, else computed."""
+    if raw.get("packed") is not None:
+        return raw["frame_keys"], raw["keys"]
+    return rule_keys(raw.get("forms") or [], raw.get("frame"))
+
+
+def _pairs(base: int, flat: Sequence[int]) -> list[tuple[int, int]]:
+    """``[rule, form, ...]`` of ``locale_refs`` as (``base`` + rule, form) pairs."""
+    it = iter(flat)
+    return [(base + r, f) for r, f in zip(it, it, strict=True)]
+
+
 def rule_keys(
     forms: Sequence[Sequence[Any]], frame: Mapping[str, Any] | None
 ) -> tuple[list[str], list[str]]:
@@ -1427,6 +1696,26 @@ def rule_keys(
         for item in frame["all"][:1] or frame["any"]:
             frame_keys.extend(form_key(f) for f in item["forms"])
     return frame_keys, [form_key(f) for f in forms]
+
+
+def forms_keys(
+    forms: Iterable[Sequence[Any]], concept: Callable[[str], frozenset[str] | None]
+) -> frozenset[str] | None:
+    """Keys (``_Occurrences.present``) at least one of which occurs wherever one of
+    ``forms`` matches: for each form the key it is filed under (``form_key``; for a
+    concept, its keys: ``concept``), or None when that cannot be said of some form."""
+    out: set[str] = set()
+    for form in forms:
+        kind, *values = form_key(form).split(KEY_SEP)
+        if kind in ("w", "a"):
+            out.update(values)
+        elif kind == "t":
+            out.add(STEM_KEY + values[0])
+        elif kind == "c" and (ck := concept(values[0])) is not None:
+            out.update(ck)
+        else:
+            return None  # a form without a key: nothing can be said
+    return frozenset(out)
 
 
 def concept_keys(
@@ -1471,11 +1760,14 @@ def concept_keys(
 def program_index(program: Mapping[str, Any]) -> dict[str, Any]:
     """What the matcher needs of one locale's program before any question, in plain data:
     the automaton strings its forms use (``w``: literal spellings, ``t``: stems, ``a``:
-    anchors of escape-hatch regexes) and the keys of each concept (``concept_keys``:
-    name -> keys, or None), each a sorted list joined by ``KEY_SEP`` (one string: a
-    start decodes and keeps ten strings, not a hundred thousand). Stored with cached and shipped
-    programs (``guardlex.rules.cache``), so a start reads it instead of walking every form
-    of every concept; without it the matcher computes it (the same function)."""
+    anchors of escape-hatch regexes; each by automaton group, ``grouped``), the keys of
+    each concept (``concept_keys``: name -> keys, or None) and of the guards of each
+    category (``Matcher.guard_keys``), and the rules' forms filed by key
+    (``locale_refs``); lists of strings are sorted and joined by ``KEY_SEP`` (one
+    string: a start decodes and keeps a few dozen strings, not a hundred thousand).
+    Stored with cached and shipped programs (``guardlex.rules.cache``), so a start reads
+    it instead of walking every form of every concept; without it the matcher computes
+    it (the same function)."""
     words: set[str] = set()
     stems: set[str] = set()
     anchors: set[str] = set()
@@ -1509,11 +1801,24 @@ def program_index(program: Mapping[str, Any]) -> dict[str, Any]:
     for name in concepts:
         got = concept_keys(concepts, name, memo)
         keys[name] = None if got is None else KEY_SEP.join(sorted(got))
+    guard_forms: dict[str, list[Any]] = {}  # category ("" for none) -> guard forms
+    for raw in program["rules"]:
+        frame = raw.get("frame")
+        if frame:
+            bucket = guard_forms.setdefault(raw.get("category") or "", [])
+            for item in frame["none"]:
+                bucket.extend(item["forms"])
+    guards: dict[str, str | None] = {}
+    for cat, forms in guard_forms.items():
+        got = forms_keys(forms, lambda name: concept_keys(concepts, name, memo))
+        guards[cat] = None if got is None else KEY_SEP.join(sorted(got))
     return {
-        "w": KEY_SEP.join(sorted(words)),
-        "t": KEY_SEP.join(sorted(stems)),
-        "a": KEY_SEP.join(sorted(anchors)),
+        "w": grouped(words),
+        "t": grouped(stems),
+        "a": grouped(anchors),
         "concept_keys": keys,
+        "guard_keys": guards,
+        "refs": locale_refs(_keys_of(raw) for raw in program["rules"]),
     }
 
 
