@@ -20,6 +20,7 @@ import gc
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -46,6 +47,7 @@ from guardlex.rules.first_person import find as find_first_person
 from guardlex.rules.first_person import find_auto as find_first_person_auto
 from guardlex.rules.locale_info import LocaleInfo, root_locale, shipped_locale_infos
 from guardlex.rules.matcher import Hit, Matcher, sanitise
+from guardlex.rules.typos import Typos
 
 log = logging.getLogger("guardlex.rules")
 
@@ -64,6 +66,8 @@ FOLLOW_UP_MAX_WORDS = 12
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
 KINDS = ("refuse", "overview", "retrieve")
+#: The real words of a locale (tools/gen_wordlists.py), next to its locale.yaml.
+WORDS_FILE = "words.txt"
 
 
 @dataclass(frozen=True)
@@ -223,6 +227,7 @@ class Packs:
         self._name_stop: frozenset[str] | None = None
         self._closings: regex.Pattern[str] | None = None
         self._matcher: Matcher | None = None
+        self._typo: Typos | None = None
 
     # -- metadata -------------------------------------------------------------------
     @property
@@ -389,6 +394,18 @@ class Packs:
             overview = m.route_section(alone, "overview")
             if overview is not None:  # a complete overview question stands on its own
                 return self._route("overview", overview, cur, text, 0)
+            typo = self._typos().reading(ctext)
+            if typo is not None:  # "how much does she chrage": read as the pack word
+                seen = m.occurrences(typo, builtin_concepts.lazy_find(typo))
+                foreign = self._foreign_veto(m, seen, text, language)
+
+                def veto(rule: Any, foreign: Any = foreign) -> bool:
+                    return bool(foreign(rule)) or m.guard_occurs(alone, rule)
+
+                for section, kind in (("refusal", "refuse"), ("overview", "overview")):
+                    hit = m.route_section(seen, section, veto=veto)
+                    if hit is not None:
+                        return self._route(kind, hit, None, typo, 0)
             together = None
             prev_found = builtin_concepts.lazy_find(prev)
             if joined and not self._closing(ctext):
@@ -495,6 +512,26 @@ class Packs:
                 words.update(normalise(str(p)) for p in state.lexicon.get("pronouns") or ())
             self._function = frozenset(words)
         return self._function
+
+    def _typos(self) -> Typos:
+        """The typo reading's word tables (``guardlex.rules.typos``), built once: the
+        single words of the loaded packs, every loaded locale's stopwords and real words
+        (``words.txt`` next to its ``locale.yaml``) and the subject's names."""
+        if self._typo is None:
+            from guardlex.normalise import keywords
+            from guardlex.rules.typos import pack_words, read_words
+
+            real: list[list[str]] = []
+            for code in self._order:
+                path = self._infos[code].path
+                words = Path(path).with_name(WORDS_FILE) if path else None
+                if words is not None and words.is_file():
+                    real.append(read_words(words))
+            known = set(self._function_words())
+            for name in self.subject_names:
+                known.update(keywords(name))
+            self._typo = Typos(pack_words(self.matcher().words()), known, real)
+        return self._typo
 
     def _variant_words(self) -> Collection[str]:
         """Normalised words of every loaded pack, for re-reading disguised questions

@@ -646,6 +646,13 @@ class Matcher:
             sorted({p for pcs in self.proclitics.values() for p in pcs}, key=len, reverse=True)
         )
 
+    def words(self) -> Iterator[str]:
+        """The whole words of the loaded packs (automaton strings that are words, not
+        stems, anchors or names): what the typo reading may read a question word as."""
+        for runs in self._word_runs.values():
+            for run in runs:
+                yield from run
+
     def concept_keys(self, locale: str, name: str) -> frozenset[str] | None:
         """Keys at least one of which occurs wherever the concept occurs (a word, or
         ``STEM_KEY`` + a stem: ``_Occurrences.present``), or None when that cannot be
