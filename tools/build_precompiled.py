@@ -4,7 +4,9 @@ Run: ``python tools/build_precompiled.py`` after changing a shipped pack or the 
 before a release; ``--check`` only reports (exit 1) which programs are missing or stale.
 
 A first start with an empty user cache then reads these files instead of compiling the
-packs. ``load_packs`` uses a program only when its header names the SHA-256 of the pack
+packs. The normaliser's snapshot of tables (``guardlex/normalise/data/
+unicode_tables.marshal``, ``guardlex.normalise._snapshot``) is written first, the same
+way. ``load_packs`` uses a program only when its header names the SHA-256 of the pack
 files being loaded and the stamp of the code that compiles them
 (``guardlex.rules.cache.load_precompiled``); a stale one is ignored, never trusted.
 """
@@ -16,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from guardlex.normalise import _snapshot as snapshot
 from guardlex.rules import compile_locale
 from guardlex.rules.cache import PRECOMPILED_DIR, load_precompiled, write_precompiled
 from guardlex.rules.loader import SHIPPED_DIR, discover, load_locale, source_digest
@@ -30,6 +33,19 @@ def main(argv: list[str] | None = None) -> int:
     found = discover(entry_points=False)
     codes = args.locales or sorted(found)
     stale = []
+    if args.out == PRECOMPILED_DIR:  # the normaliser's tables (guardlex.normalise._snapshot)
+        if snapshot.current():
+            print(f"{snapshot.SNAPSHOT.name}: up to date")
+        elif args.check:
+            print(f"{snapshot.SNAPSHOT.name}: missing or stale")
+            stale.append(snapshot.SNAPSHOT.name)
+        else:
+            t = time.perf_counter()
+            path = snapshot.write()
+            print(
+                f"{path.name}: written ({path.stat().st_size:,} bytes, "
+                f"{time.perf_counter() - t:.2f} s)"
+            )
     for code in codes:
         folders = [SHIPPED_DIR / code]
         digest = source_digest(folders)

@@ -525,7 +525,7 @@ _GONE = "\uffff"
 _MANY = "\ufffe"
 
 
-@cache
+@T.snapshotted
 def _place_tables() -> tuple[list[str | int], dict[int, str | int]]:
     def place(v: str | int | None) -> str | int:
         if v is None:
@@ -538,7 +538,7 @@ def _place_tables() -> tuple[list[str | int], dict[int, str | int]]:
     return [place(v) for v in lst], {k: place(v) for k, v in astral.items()}
 
 
-@cache
+@T.snapshotted
 def _nfkc_one() -> list[str | int]:
     """Per character: its NFKC when that is one character (parenthesized letters: the
     letter), else itself. Translating with it equals NFKC when no character composes

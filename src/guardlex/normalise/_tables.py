@@ -23,6 +23,7 @@ from pathlib import Path
 import regex
 
 from guardlex.errors import GuardlexError
+from guardlex.normalise._snapshot import snapshotted  # functools.cache, read from a snapshot
 
 # Planes that hold every digit, format character and letter with a diacritic
 # (the BMP, the SMP and the tag characters of plane 14). Planes 2-3 hold only Han
@@ -126,7 +127,7 @@ def _read_tsv(name: str) -> list[list[str]]:
     return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
 
-@cache
+@snapshotted
 def default_ignorables() -> str:
     """Default_Ignorable_Code_Point characters that are dropped before anything else.
 
@@ -157,7 +158,7 @@ def visible_map() -> dict[int, str | None]:
     return m
 
 
-@cache
+@snapshotted
 def parenthesized_letters() -> dict[str, str]:
     """Parenthesized Latin letters ("⒫", NFKC "(p)") -> the plain lower-case letter."""
     out: dict[str, str] = {}
@@ -297,7 +298,7 @@ def fused_map() -> dict[int, str | None]:
     return m
 
 
-@cache
+@snapshotted
 def fused_table() -> tuple[list[str | int | None], dict[int, str | None]]:
     """``fused_map`` as a list for the BMP and SMP plus a dict for the rest.
 
@@ -312,7 +313,7 @@ def fused_table() -> tuple[list[str | int | None], dict[int, str | None]]:
     return lst, {k: v for k, v in m.items() if k >= _LIST_SIZE}
 
 
-@cache
+@snapshotted
 def chars_matching(pattern: str) -> frozenset[str]:
     """Every character of planes 0-1 that the ``regex`` class ``pattern`` matches."""
     everything = "".join(map(chr, range(0x20000)))

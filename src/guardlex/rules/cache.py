@@ -248,8 +248,9 @@ def program_stamp() -> str:
     """Identity of the code that compiles packs, by content: the same on every install.
 
     Covers every source of ``guardlex.rules`` but the linter and the scaffold (which no
-    compilation imports) and of ``guardlex.normalise`` (data files included), the cache
-    format and the guardlex and regex versions.
+    compilation imports) and of ``guardlex.normalise`` (data files included, but its
+    snapshot of tables, ``guardlex.normalise._snapshot``, which only caches what those
+    files compute), the cache format and the guardlex and regex versions.
     """
     h = hashlib.sha256()
     h.update(
@@ -266,7 +267,10 @@ def program_stamp() -> str:
         files.extend(
             (f"normalise/{p.relative_to(norm).as_posix()}", p)
             for p in sorted(norm.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            if p.is_file()
+            and "__pycache__" not in p.parts
+            and p.suffix != ".pyc"
+            and p.name != "unicode_tables.marshal"  # a snapshot of what the sources compute
         )
     for name, p in files:
         try:
