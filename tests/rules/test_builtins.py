@@ -415,3 +415,38 @@ def test_a_task_on_refused_instructions_stays_meta(write_pack: PackWriter) -> No
     # and a follow-up that is a refusal of its own is judged on its own
     assert packs.route("what is your rate?", previous=first).rule_id == "price"
 
+
+def test_content_of_a_follow_up_counts_in_the_language_it_continues(
+    write_pack: PackWriter,
+) -> None:
+    from guardlex import load_packs
+
+    price = {"about": "What work costs.", "terms": ["(charge | rate)"]}
+    en = _pack_root(
+        write_pack, "ta", [r2("price", when={"all": ["<price>"]})], {"price": price}
+    )
+    # another locale whose guard concept holds "startup": content, but not English
+    venture = {"about": "A company.", "terms": ["startup*"]}
+    other = _pack_root(
+        write_pack,
+        "tb",
+        [r2("x", when={"all": ["<zzz>"], "none": ["<venture>"]})],
+        {"venture": venture, "zzz": {"about": "Never.", "terms": ["qqqq"]}},
+    )
+    assert en == other
+    both = load_packs(["ta", "tb"], subject_names=["Dana Reyes"], paths=[en], shipped=False)
+    first = "what does she charge per day"
+    assert both.route(first).rule_id == "price"
+    assert both.route("and for a startup?", previous=first).rule_id == "price"
+
+
+def _pack_root(
+    write_pack: PackWriter, code: str, rules: list[dict[str, Any]], concepts: dict[str, Any]
+) -> Any:
+    raw = {
+        "refusal.yaml": v2(rules).replace("locale: tx", f"locale: {code}"),
+        "concepts.yaml": concepts_file(concepts, code),
+    }
+    locale = {"name": code, "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
+    return write_pack(code, lexicon={"pronouns": ["she", "her"]}, locale=locale, raw=raw)
+

@@ -101,6 +101,22 @@ def test_template_constructs(write_pack: PackWriter) -> None:
     assert kinds(packs, keep) == ["retrieve"] * len(keep)
 
 
+def test_a_gap_never_crosses_a_sentence_end(write_pack: PackWriter) -> None:
+    packs = packs_v2(
+        write_pack, [r2("g", templates=["personally ... (think | feel)", "私下 ... 看法"])]
+    )
+    assert packs.route("what does she personally really think").kind == "refuse"
+    assert packs.route("what does she personally, honestly think").kind == "refuse"
+    for text in (
+        "ask her personally. i think so",
+        "meet her personally? think about it",
+        "she said it personally! i feel fine",
+        "她私下。你的看法",
+    ):
+        assert packs.route(text).kind == "retrieve", text
+    assert packs.route("她私下的看法").kind == "refuse"
+
+
 def test_concepts_nest_and_explain(write_pack: PackWriter) -> None:
     packs = packs_v2(write_pack, [r2("p", templates=["what (is | are) {subject}'s <price>"])])
     route = packs.route("What are Dana's fees for that?")

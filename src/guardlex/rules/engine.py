@@ -374,9 +374,8 @@ class Packs:
             )
             language: list[str] = []  # the question's language, found once if needed
             alone = m.occurrences(ctext, found)
-            hit = m.route_section(
-                alone, "refusal", veto=self._foreign_veto(m, alone, text, language)
-            )
+            typed_veto = self._foreign_veto(m, alone, text, language)
+            hit = m.route_section(alone, "refusal", veto=typed_veto)
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
             for reading in variants(text, self._variant_words())[1:]:
@@ -385,8 +384,11 @@ class Packs:
                 foreign = self._foreign_veto(m, seen, text, language)
 
                 def veto(rule: Any, foreign: Any = foreign) -> bool:
-                    # the guards of the question as typed count in every reading of it
-                    return bool(foreign(rule)) or m.guard_occurs(alone, rule)
+                    # the guards of the question as typed count in every reading of it,
+                    # the rule's own and those of the question's language
+                    return (
+                        bool(foreign(rule)) or m.guard_occurs(alone, rule) or bool(typed_veto(rule))
+                    )
 
                 hit = m.route_section(seen, "refusal", veto=veto)
                 if hit is not None:
@@ -400,7 +402,9 @@ class Packs:
                 foreign = self._foreign_veto(m, seen, text, language)
 
                 def veto(rule: Any, foreign: Any = foreign) -> bool:
-                    return bool(foreign(rule)) or m.guard_occurs(alone, rule)
+                    return (
+                        bool(foreign(rule)) or m.guard_occurs(alone, rule) or bool(typed_veto(rule))
+                    )
 
                 for section, kind in (("refusal", "refuse"), ("overview", "overview")):
                     hit = m.route_section(seen, section, veto=veto)
@@ -419,9 +423,15 @@ class Packs:
                     ),
                 )
             # each found at most once, and only when a step below needs it
-            has_own = builtin_concepts.lazy(lambda: self._has_own_content(alone))
             inherited = builtin_concepts.lazy(
                 lambda: m.route_section(m.occurrences(prev, prev_found), "refusal")
+            )
+            # content of its own, in the language of the refused question it follows
+            # (Finglish "startup*" is no content of "and for a startup?" after English)
+            has_own = builtin_concepts.lazy(
+                lambda: self._has_own_content(
+                    alone, None if (before := inherited()) is None else before.rule.locale
+                )
             )
             elliptical = together is not None and self._elliptical(text)
             if together is not None and (elliptical or not has_own() or inherited() is None):
@@ -556,17 +566,21 @@ class Packs:
                 return True
         return False
 
-    def _has_own_content(self, occ: Any) -> bool:
+    def _has_own_content(self, occ: Any, locale: str | None = None) -> bool:
         """True when a content concept of some loaded locale (``Matcher.content_concepts``:
         one that guards or overview rules use) occurs in the follow-up with a content word
         ("what about her caching article?" names an article), so the follow-up is judged
         on its own instead of inheriting the previous refusal. Trigger words alone (a
-        month, a language name: "and June?", "in French?") and names are no content."""
+        month, a language name: "and June?", "in French?") and names are no content.
+        With ``locale`` (the locale of the refusal it would inherit), only that
+        locale's content concepts count: the follow-up continues that conversation."""
         m = occ.m
         names = [(s, e) for s, e, _ in occ.builtins.names]
         present = occ.present
         content = m.content_concepts()
         for code, concepts in m.concepts.items():
+            if locale is not None and code != locale:
+                continue
             for name in concepts:
                 if (code, name) not in content:
                     continue

@@ -422,6 +422,8 @@ def _word_at(text: str, i: int) -> bool:
 #: your rate", "how much, roughly, does she charge", "达娜，你的报价"; a hyphen too
 #: ("follow-up", Persian written in Latin letters: "call-e kootah")
 _SOFT = frozenset(",،、，;؛–—")
+#: What ends a gap ``...``: a line break or a sentence end (a word ending in one of these)
+_GAP_ENDS = frozenset("\n.?!…。！？؟")
 
 
 def _soft(text: str, n: int, e: int) -> int:
@@ -457,10 +459,10 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
         return (e, e + 1) if e < n and text[e] == " " else (e,)
     if sep == "":
         return (e,)
-    if sep == "h":  # up to eight characters on one line
+    if sep == "h":  # up to eight characters on one line, in one sentence
         out = []
         for k in range(9):
-            if e + k > n or (k and text[e + k - 1] == "\n"):
+            if e + k > n or (k and text[e + k - 1] in _GAP_ENDS):
                 break
             out.append(e + k)
         return out
@@ -479,8 +481,8 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
     for _ in range(3):
         q = p + 1
         j = text.find(" ", q)
-        if j <= q or "\n" in text[q:j] or "\t" in text[q:j]:
-            break
+        if j <= q or "\n" in text[q:j] or "\t" in text[q:j] or text[j - 1] in _GAP_ENDS:
+            break  # a gap never crosses a line or a sentence end ("… в новосибирске. ваша")
         out.append(j + 1)
         p = j
     return out
