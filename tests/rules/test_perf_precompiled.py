@@ -13,7 +13,7 @@ import guardlex.rules as rules_pkg
 from guardlex import load_packs
 from guardlex.rules import cache, compile_locale
 from guardlex.rules.loader import SHIPPED_DIR, discover, load_locale, source_digest
-from guardlex.rules.matcher import program_index, rule_keys
+from guardlex.rules.matcher import program_index
 
 from .conftest import PackWriter, rule
 
@@ -26,14 +26,18 @@ def _plain(payload: dict[str, Any]) -> Any:
 def _unpacked(payload: dict[str, Any]) -> Any:
     """A stored program (``cache.packed``) with its rules and concepts decoded, its index
     checked against the forms and then dropped: what compiling gives, for comparison."""
+    payload = dict(payload)
+    payload["first_person_words"] = dict(payload["first_person_words"])  # decoded
     program = dict(payload["program"])
-    index = program.pop("index")
+    index = dict(program.pop("index"))
+    refs = index["refs"] = dict(index["refs"])
+    for kind in ("w", "t"):
+        refs[kind] = {k: list(cache.unpacked_refs(v)) for k, v in refs[kind].items()}
     concepts = {name: program["concepts"][name] for name in program["concepts"]}
     rules = []
     for r in program["rules"]:
         r = dict(r)
         r["forms"], r["frame"] = cache.unpack_text(r.pop("packed"))
-        assert (r.pop("frame_keys"), r.pop("keys")) == rule_keys(r["forms"], r["frame"])
         rules.append(r)
     plain = {**program, "rules": rules, "concepts": concepts}
     assert index == program_index(plain)

@@ -120,13 +120,18 @@ def _state(c: dict[str, Any]) -> LocaleState:
         overview=tuple(r for r in compiled if r.section == "overview"),
         first_person_source=str(c["first_person"]),
         exception_source=str(c["exceptions"]),
-        first_person_words=c.get("first_person_words") or {},
+        # (not ``or {}``: the tables of a shipped program are decoded on first use)
+        first_person_words=_or_empty(c.get("first_person_words")),
         stopwords=frozenset(c["stopwords"]),
         signal_words=frozenset(c["signal"]),
         lexicon=frozen_mapping(c["lexicon"]),
         messages=frozen_mapping(c["messages"]),
         program={"code": code, **c["program"]},
     )
+
+
+def _or_empty(value: Any) -> Any:
+    return {} if value is None else value
 
 
 def load_packs(

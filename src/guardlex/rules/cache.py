@@ -30,9 +30,10 @@ import json
 import logging
 import marshal
 import os
+import struct
 import tempfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ import guardlex
 
 log = logging.getLogger("guardlex.rules")
 
-CACHE_FORMAT = "8"
+CACHE_FORMAT = "9"
 
 
 def cache_dir() -> Path | None:
@@ -144,7 +145,7 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` (``compile_locale``) as stored: the concept forms packed (see
     ``PackedForms``) and the matcher's index of the program (``matcher.program_index``)
     added, so a start reads both instead of walking every form."""
-    from guardlex.rules.matcher import program_index, rule_keys
+    from guardlex.rules.matcher import program_index
 
     def text(obj: Any) -> str:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -154,11 +155,8 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
     rules = []
     for r in program["rules"]:
         forms, frame = r.get("forms") or [], r.get("frame")
-        frame_keys, keys = rule_keys(forms, frame)
         rule = {k: v for k, v in r.items() if k not in ("forms", "frame")}
-        rules.append(
-            {**rule, "packed": text([forms, frame]), "keys": keys, "frame_keys": frame_keys}
-        )
+        rules.append({**rule, "packed": text([forms, frame])})  # keys: in the index's refs
     return {
         **payload,
         "program": {
@@ -191,15 +189,55 @@ def _program_payload(payload: Any) -> dict[str, Any] | None:
         and isinstance(index["refs"].get("x"), list)
         and isinstance(program.get("rules"), list)
         and all(
-            isinstance(r, dict)
-            and isinstance(r.get("packed"), (str, bytes))
-            and isinstance(r.get("keys"), list)
-            and isinstance(r.get("frame_keys"), list)
+            isinstance(r, dict) and isinstance(r.get("packed"), (str, bytes))
             for r in program["rules"]
         )
     ):
         return None
-    return {**payload, "program": {**program, "concepts": PackedForms(concepts)}}
+    out = {**payload, "program": {**program, "concepts": PackedForms(concepts)}}
+    words = payload.get("first_person_words")
+    if isinstance(words, bytes):  # shipped programs: decoded on first use
+        out["first_person_words"] = PackedMapping(words)
+    return out
+
+
+class PackedMapping(Mapping[str, Any]):
+    """A mapping stored as zlib-compressed ``marshal`` data (the first-person word tables
+    of a shipped program), decoded on first use: routing never reads it."""
+
+    __slots__ = ("_done", "_raw")
+
+    def __init__(self, raw: bytes) -> None:
+        self._raw = raw
+        self._done: Mapping[str, Any] | None = None
+
+    def _get(self) -> Mapping[str, Any]:
+        got = self._done
+        if got is None:
+            value = marshal.loads(zlib.decompress(self._raw))
+            got = self._done = value if isinstance(value, dict) else {}
+        return got
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def packed_refs(flat: list[int]) -> bytes:
+    """A list of ``matcher.locale_refs`` as little-endian 32-bit integers."""
+    return struct.pack(f"<{len(flat)}i", *flat)
+
+
+def unpacked_refs(raw: bytes | list[int]) -> Sequence[int]:
+    """The list that ``packed_refs`` packed (a list is returned as it is)."""
+    if isinstance(raw, bytes):
+        return struct.unpack(f"<{len(raw) // 4}i", raw)
+    return raw
 
 
 def load_cached(key: str) -> dict[str, Any] | None:
@@ -236,10 +274,12 @@ def store_cached(key: str, payload: dict[str, Any]) -> None:
 
 #: Where the programs of the shipped locales are (``tools/build_precompiled.py``).
 PRECOMPILED_DIR = Path(__file__).resolve().parent / "precompiled"
-PRECOMPILED_FORMAT = "2"
+PRECOMPILED_FORMAT = "3"
 #: Shipped programs are ``marshal`` data of plain values only (dicts, lists, strings,
 #: numbers, bytes), read only from guardlex's own package folder after their SHA-256 is
-#: checked: a third of the time of JSON. The user cache stays JSON.
+#: checked: a third of the time of JSON. The user cache stays JSON. Format 3: the
+#: index's word and stem references as bytes (``packed_refs``) and the first-person
+#: tables as one blob (``PackedMapping``).
 MARSHAL_VERSION = 4
 
 
@@ -316,6 +356,13 @@ def write_precompiled(
     }
     for r in program["rules"]:
         r["packed"] = zlib.compress(r["packed"].encode(), 9)
+    refs = program["index"]["refs"]
+    for kind in ("w", "t"):  # one bytes object per key: a start builds no int lists
+        refs[kind] = {k: packed_refs(v) for k, v in refs[kind].items()}
+    # routing never reads the first-person tables: one blob, decoded on first use
+    stored["first_person_words"] = zlib.compress(
+        marshal.dumps(stored.get("first_person_words") or {}, MARSHAL_VERSION), 6
+    )
     body = marshal.dumps(stored, MARSHAL_VERSION)
     header = {
         "format": PRECOMPILED_FORMAT,

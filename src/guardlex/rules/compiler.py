@@ -26,7 +26,6 @@ exactly what they did.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -437,13 +436,6 @@ def compile_frame(
             "a frame needs 'all' or 'any' (with only 'none' it would match everything)", path, line
         )
     return frame
-
-
-def product_limited(
-    lists: list[list[tuple[int, int]]], limit: int = 256
-) -> Iterable[tuple[tuple[int, int], ...]]:
-    """``itertools.product`` with a cap (frames rarely have more than a few matches)."""
-    return itertools.islice(itertools.product(*lists), limit)
 
 
 def compile_program(data: Any) -> dict[str, Any]:

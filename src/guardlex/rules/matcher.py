@@ -509,7 +509,7 @@ class Matcher:
         self._regex_subject: dict[str, str] = {}
         # automaton strings by group (``string_group``): literal words (role ("w",
         # None)), and the roles of the others
-        word_runs: dict[str, list[list[str]]] = {}
+        word_runs: dict[str, list[str]] = {}  # group -> sorted words, joined (``unjoin``)
         others: dict[str, dict[str, dict[tuple[str, Any], None]]] = {}
 
         def extra(s: str, r: tuple[str, Any], group: str | None = None) -> None:
@@ -550,8 +550,8 @@ class Matcher:
                 extra(p, ("pron", code))
             self._regex_subject[code] = str(loc.get("regex_subject") or "(?!)")
             index = loc.get("index") or program_index(loc)
-            for group, joined in index["w"].items():
-                word_runs.setdefault(group, []).append(unjoin(joined))  # each sorted
+            for group, joined in index["w"].items():  # split when the group is built
+                word_runs.setdefault(group, []).append(joined)
             for group, joined in index["t"].items():
                 for stem in unjoin(joined):
                     extra(stem, ("t", None), group)
@@ -653,7 +653,7 @@ class Matcher:
         stems, anchors or names): what the typo reading may read a question word as."""
         for runs in self._word_runs.values():
             for run in runs:
-                yield from run
+                yield from unjoin(run)
 
     def concept_keys(self, locale: str, name: str) -> frozenset[str] | None:
         """Keys at least one of which occurs wherever the concept occurs (a word, or
@@ -782,7 +782,7 @@ class Matcher:
         got = self._all_keys
         if got is None:
             words = itertools.chain.from_iterable(
-                itertools.chain.from_iterable(self._word_runs.values())
+                unjoin(joined) for runs in self._word_runs.values() for joined in runs
             )
             got = dict.fromkeys(words)
             for bucket in self._others.values():
@@ -823,7 +823,7 @@ class Matcher:
         """Number the strings of ``group`` after those already built, with their roles
         and word edges, and build the group's automaton (or look-up tables)."""
         # (C-level passes over the strings: this runs once per group and process)
-        runs = self._word_runs.get(group, ())
+        runs = [unjoin(joined) for joined in self._word_runs.get(group, ())]
         others = self._others.get(group, {})
         unique = dict.fromkeys(itertools.chain.from_iterable(runs))  # the words
         is_word = {s: s in unique for s in others}
@@ -1319,8 +1319,6 @@ class Matcher:
         within = frame.get("within")
         text = occ.text
         pick: tuple[Span, ...] | None = None
-        from guardlex.rules.compiler import product_limited
-
         for combo in product_limited([s for _, s in all_spans]):
             lo = min((s for s, _ in combo), default=None)
             hi = max((e for _, e in combo), default=None)
@@ -1491,6 +1489,13 @@ class _WordSet(Collection[str]):
 
     def __len__(self) -> int:
         return len(self._all())
+
+
+def product_limited(
+    lists: list[list[tuple[int, int]]], limit: int = 256
+) -> Iterable[tuple[tuple[int, int], ...]]:
+    """``itertools.product`` with a cap (frames rarely have more than a few matches)."""
+    return itertools.islice(itertools.product(*lists), limit)
 
 
 def _reads_only_pasted(hit: Hit, occ: _Occurrences) -> bool:
@@ -1683,14 +1688,21 @@ def locale_refs(keyed: Iterable[tuple[Sequence[str], Sequence[str]]]) -> dict[st
 
 
 def _keys_of(raw: Mapping[str, Any]) -> tuple[Sequence[str], Sequence[str]]:
-    """A raw rule's frame and form keys: stored with a packed rule, else computed."""
-    if raw.get("packed") is not None:
-        return raw["frame_keys"], raw["keys"]
+    """A raw rule's frame and form keys (``rule_keys``); a packed rule is decoded."""
+    packed = raw.get("packed")
+    if packed is not None:
+        forms, frame = json.loads(zlib.decompress(packed) if isinstance(packed, bytes) else packed)
+        return rule_keys(forms, frame)
     return rule_keys(raw.get("forms") or [], raw.get("frame"))
 
 
-def _pairs(base: int, flat: Sequence[int]) -> list[tuple[int, int]]:
-    """``[rule, form, ...]`` of ``locale_refs`` as (``base`` + rule, form) pairs."""
+def _pairs(base: int, flat: Sequence[int] | bytes) -> list[tuple[int, int]]:
+    """``[rule, form, ...]`` of ``locale_refs`` as (``base`` + rule, form) pairs (packed
+    as bytes in shipped programs: ``cache.packed_refs``)."""
+    if isinstance(flat, bytes):
+        from guardlex.rules.cache import unpacked_refs
+
+        flat = unpacked_refs(flat)
     it = iter(flat)
     return [(base + r, f) for r, f in zip(it, it, strict=True)]
 
