@@ -616,6 +616,7 @@ class Matcher:
         self._roles: list[tuple[tuple[str, Any], ...]] = []
         self._edges: list[tuple[bool, bool]] = []
         self._groups: dict[str, tuple[int, Any]] = {}  # built: group -> (offset, automaton)
+        self._group_lock = threading.Lock()
         self._group_names = frozenset([*word_runs, *others])
         self._length_sets: dict[str, set[int]] = {}
         for rule in self.rules:
@@ -815,9 +816,10 @@ class Matcher:
     def build_all(self) -> None:
         """Build the automaton of every group of strings now."""
         self._build()
-        for group in sorted(self._group_names):
-            if group not in self._groups:
-                self._build_group(group)
+        with self._group_lock:
+            for group in sorted(self._group_names):
+                if group not in self._groups:
+                    self._build_group(group)
 
     def _build_group(self, group: str) -> None:
         """Number the strings of ``group`` after those already built, with their roles
@@ -873,9 +875,11 @@ class Matcher:
         else:
             present = {_char_class(ch) for ch in set(text)}
         groups = [g for g in present if g in self._group_names]
-        for g in groups:
-            if g not in self._groups:
-                self._build_group(g)
+        if any(g not in self._groups for g in groups):
+            with self._group_lock:  # one thread numbers a group's strings
+                for g in groups:
+                    if g not in self._groups:
+                        self._build_group(g)
         if self._ac is not None:
             out: list[tuple[int, int, int]] | None = None
             merged = False
