@@ -40,6 +40,7 @@ def _shipped_data() -> list[Path]:
         "langid/data/*",
         "locales/*/stopwords.yaml",
         "locales/*/*.generated.yaml",
+        "locales/*/words.txt",
         "locales/fa/first_person.yaml",
     ]
     return sorted(Path(p) for pat in pats for p in glob.glob(str(SRC / pat)))
