@@ -33,8 +33,11 @@ def test_names_are_capitalised_runs_not_sentence_starts_or_acronyms() -> None:
     # a short capitalised stopword right after a name word ends the name ("ng" and "ma"
     # are stopwords of some locales); lower case or at a run's start it is none
     short = frozenset(IGNORED | {"ng", "ma", "he", "or"})
-    runs = [t[s:e] for t in ("better than Andrew Ng?", "like Jack Ma or Sam Altman", "ask Ng")
-            for s, e, _ in b.name_runs(t, short)]
+    runs = [
+        t[s:e]
+        for t in ("better than Andrew Ng?", "like Jack Ma or Sam Altman", "ask Ng")
+        for s, e, _ in b.name_runs(t, short)
+    ]
     assert runs == ["Andrew Ng", "Jack Ma", "Sam Altman"]
     assert [t[s:e] for t in ["than Andrew ng now"] for s, e, _ in b.name_runs(t, short)] == [
         "Andrew"
@@ -422,9 +425,7 @@ def test_content_of_a_follow_up_counts_in_the_language_it_continues(
     from guardlex import load_packs
 
     price = {"about": "What work costs.", "terms": ["(charge | rate)"]}
-    en = _pack_root(
-        write_pack, "ta", [r2("price", when={"all": ["<price>"]})], {"price": price}
-    )
+    en = _pack_root(write_pack, "ta", [r2("price", when={"all": ["<price>"]})], {"price": price})
     # another locale whose guard concept holds "startup": content, but not English
     venture = {"about": "A company.", "terms": ["startup*"]}
     other = _pack_root(
@@ -449,4 +450,3 @@ def _pack_root(
     }
     locale = {"name": code, "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
     return write_pack(code, lexicon={"pronouns": ["she", "her"]}, locale=locale, raw=raw)
-
