@@ -161,6 +161,11 @@ def write(path: Path = SNAPSHOT) -> Path:
     values = build()
     body = marshal.dumps({k: _encode(v) for k, v in sorted(values.items())}, MARSHAL_VERSION)
     header = {
+        "source": (
+            "guardlex.normalise tables computed from Python's unicodedata (Unicode "
+            f"{unicodedata.unidata_version}) and the ICU/Unicode data files of "
+            "guardlex/normalise/data; written by tools/build_precompiled.py"
+        ),
         "format": FORMAT,
         "marshal": MARSHAL_VERSION,
         "stamp": stamp(),
