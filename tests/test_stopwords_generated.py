@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -12,22 +12,13 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCALES = sorted(p.name for p in (ROOT / "src" / "guardlex" / "locales").iterdir() if p.is_dir())
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "gen_stopwords", ROOT / "tools" / "gen_stopwords.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_stopwords"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("locale", LOCALES)
-def test_committed_stopwords_equal_generator_output(locale: str) -> None:
-    tool = _tool()
-    overrides = tool.yaml.safe_load(tool.OVERRIDES.read_text(encoding="utf-8"))["locales"]
-    expected = tool.build(locale, overrides)
+def test_committed_stopwords_equal_generator_output(
+    locale: str, tool: Callable[[str], ModuleType]
+) -> None:
+    gen = tool("gen_stopwords")
+    overrides = gen.yaml.safe_load(gen.OVERRIDES.read_text(encoding="utf-8"))["locales"]
+    expected = gen.build(locale, overrides)
     committed = (ROOT / "src" / "guardlex" / "locales" / locale / "stopwords.yaml").read_text(
         encoding="utf-8"
     )
@@ -35,12 +26,14 @@ def test_committed_stopwords_equal_generator_output(locale: str) -> None:
 
 
 @pytest.mark.parametrize("locale", LOCALES)
-def test_kept_content_words_are_not_stopwords(locale: str) -> None:
+def test_kept_content_words_are_not_stopwords(
+    locale: str, tool: Callable[[str], ModuleType]
+) -> None:
     from guardlex.normalise import normalise
 
-    tool = _tool()
-    overrides = tool.yaml.safe_load(tool.OVERRIDES.read_text(encoding="utf-8"))["locales"]
-    data = tool.yaml.safe_load(
+    gen = tool("gen_stopwords")
+    overrides = gen.yaml.safe_load(gen.OVERRIDES.read_text(encoding="utf-8"))["locales"]
+    data = gen.yaml.safe_load(
         (ROOT / "src" / "guardlex" / "locales" / locale / "stopwords.yaml").read_text("utf-8")
     )
     words = set(data["words"])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -12,26 +12,17 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCALES = sorted(p.name for p in (ROOT / "src" / "guardlex" / "locales").iterdir() if p.is_dir())
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "gen_wordlists", ROOT / "tools" / "gen_wordlists.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_wordlists"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("locale", LOCALES)
-def test_committed_word_list_equals_generator_output(locale: str) -> None:
-    tool = _tool()
+def test_committed_word_list_equals_generator_output(
+    locale: str, tool: Callable[[str], ModuleType]
+) -> None:
+    gen = tool("gen_wordlists")
     path = ROOT / "src" / "guardlex" / "locales" / locale / "words.txt"
-    if not tool.wants_list(locale):
+    if not gen.wants_list(locale):
         assert not path.exists(), f"tools/wordlists.yaml skips {locale}: delete {path}"
         return
     assert path.is_file(), f"run: python tools/gen_wordlists.py {locale}"
-    assert path.read_text(encoding="utf-8") == tool.build(locale), (
+    assert path.read_text(encoding="utf-8") == gen.build(locale), (
         f"run: python tools/gen_wordlists.py {locale}"
     )
 

@@ -7,8 +7,7 @@ extra, which the ``test`` extra installs, so the regeneration checks run with th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -19,26 +18,21 @@ from guardlex import load_packs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _tool(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("code", ["ru", "es", "pt"])
-def test_committed_lists_equal_generator_output(code: str) -> None:
-    mod = _tool("gen_first_person")
+def test_committed_lists_equal_generator_output(
+    code: str, tool: Callable[[str], ModuleType]
+) -> None:
+    mod = tool("gen_first_person")
     path = ROOT / "src" / "guardlex" / "locales" / code / "first_person.generated.yaml"
     assert path.read_text(encoding="utf-8") == mod.generate(code), (
         f"run: python tools/gen_first_person.py {code}"
     )
 
 
-def test_committed_arabic_list_equals_generator_output() -> None:
-    mod = _tool("gen_ar_first_person")
+def test_committed_arabic_list_equals_generator_output(
+    tool: Callable[[str], ModuleType],
+) -> None:
+    mod = tool("gen_ar_first_person")
     assert mod.OUT.read_text(encoding="utf-8") == mod.generate(), (
         "run: python tools/gen_ar_first_person.py"
     )
