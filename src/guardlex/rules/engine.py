@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -47,7 +47,7 @@ from guardlex.rules.first_person import find as find_first_person
 from guardlex.rules.first_person import find_auto as find_first_person_auto
 from guardlex.rules.locale_info import LocaleInfo, root_locale, shipped_locale_infos
 from guardlex.rules.matcher import Hit, Matcher, sanitise
-from guardlex.rules.typos import Typos
+from guardlex.rules.typos import Typos, pack_words, read_words
 
 log = logging.getLogger("guardlex.rules")
 
@@ -378,19 +378,19 @@ class Packs:
             hit = m.route_section(alone, "refusal", veto=typed_veto)
             if hit is not None:
                 return self._route("refuse", hit, cur, text, 0)
+
+            def reading_veto(seen: Any) -> Callable[[Any], bool]:
+                # the guards of the question as typed count in every reading of it, the
+                # rule's own and those of the question's language
+                foreign = self._foreign_veto(m, seen, text, language)
+                return lambda rule: (
+                    bool(foreign(rule)) or m.guard_occurs(alone, rule) or bool(typed_veto(rule))
+                )
+
             for reading in variants(text, self._variant_words())[1:]:
                 # a disguised question ("p r i c e", "pr1ce", "%70rice"): refusal wins
                 seen = m.occurrences(sanitise(reading), builtin_concepts.lazy_find(reading))
-                foreign = self._foreign_veto(m, seen, text, language)
-
-                def veto(rule: Any, foreign: Any = foreign) -> bool:
-                    # the guards of the question as typed count in every reading of it,
-                    # the rule's own and those of the question's language
-                    return (
-                        bool(foreign(rule)) or m.guard_occurs(alone, rule) or bool(typed_veto(rule))
-                    )
-
-                hit = m.route_section(seen, "refusal", veto=veto)
+                hit = m.route_section(seen, "refusal", veto=reading_veto(seen))
                 if hit is not None:
                     return self._route("refuse", hit, None, reading, 0)
             overview = m.route_section(alone, "overview")
@@ -399,13 +399,7 @@ class Packs:
             typo = self._typos().reading(ctext)
             if typo is not None:  # "how much does she chrage": read as the pack word
                 seen = m.occurrences(typo, builtin_concepts.lazy_find(typo))
-                foreign = self._foreign_veto(m, seen, text, language)
-
-                def veto(rule: Any, foreign: Any = foreign) -> bool:
-                    return (
-                        bool(foreign(rule)) or m.guard_occurs(alone, rule) or bool(typed_veto(rule))
-                    )
-
+                veto = reading_veto(seen)
                 for section, kind in (("refusal", "refuse"), ("overview", "overview")):
                     hit = m.route_section(seen, section, veto=veto)
                     if hit is not None:
@@ -529,7 +523,6 @@ class Packs:
         (``words.txt`` next to its ``locale.yaml``) and the subject's names."""
         if self._typo is None:
             from guardlex.normalise import keywords
-            from guardlex.rules.typos import pack_words, read_words
 
             real: list[list[str]] = []
             for code in self._order:
@@ -578,9 +571,8 @@ class Packs:
         names = [(s, e) for s, e, _ in occ.builtins.names]
         present = occ.present
         content = m.content_concepts()
-        for code, concepts in m.concepts.items():
-            if locale is not None and code != locale:
-                continue
+        chosen = m.concepts.items() if locale is None else [(locale, m.concepts.get(locale, {}))]
+        for code, concepts in chosen:
             for name in concepts:
                 if (code, name) not in content:
                     continue

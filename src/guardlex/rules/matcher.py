@@ -32,7 +32,7 @@ import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import regex
 
@@ -755,26 +755,25 @@ class Matcher:
 
     def _word_refs(self, word: str) -> list[tuple[int, int]]:
         """(rule index, form index) of every form filed under ``word`` (``form_key``)."""
-        got = self._by_word.get(word)
-        if got is None:
-            got = []
-            for base, words, _stems in self._locale_refs:
-                flat = words.get(word)
-                if flat:
-                    got.extend(_pairs(base, flat))
-            self._by_word[word] = got
-        return got
+        return self._refs(self._by_word, 1, word)
 
     def _stem_refs(self, stem: str) -> list[tuple[int, int]]:
         """(rule index, form index) of every form filed under ``stem``."""
-        got = self._by_stem.get(stem)
+        return self._refs(self._by_stem, 2, stem)
+
+    def _refs(
+        self, memo: dict[str, list[tuple[int, int]]], part: Literal[1, 2], key: str
+    ) -> list[tuple[int, int]]:
+        """The refs filed under ``key`` in table ``part`` (1: words, 2: stems) of every
+        locale's stored index, gathered on first look-up into ``memo``."""
+        got = memo.get(key)
         if got is None:
             got = []
-            for base, _words, stems in self._locale_refs:
-                flat = stems.get(stem)
+            for refs in self._locale_refs:
+                flat = refs[part].get(key)
                 if flat:
-                    got.extend(_pairs(base, flat))
-            self._by_stem[stem] = got
+                    got.extend(_pairs(refs[0], flat))
+            memo[key] = got
         return got
 
     @property

@@ -90,7 +90,7 @@ class Typos:
         out.update(word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(1, n - 2))
         for i in range(1, n):
             head, tail = word[:i], word[i:]
-            out.update(head + ch + tail for ch in alphabet)  # a letter left out
+            out.update(head + ch + tail for ch in alphabet)  # undoes a letter left out
         out.discard(word)
         return out
 
@@ -130,7 +130,8 @@ class Typos:
 
 
 def pack_words(keys: Iterable[str]) -> Iterator[str]:
-    """The single words among automaton keys (no phrases, no stems, letters only)."""
+    """The words of ``keys`` (``Matcher.words``) written in letters only: no digits,
+    apostrophes or hyphens, which no slip of a letter reaches."""
     for key in keys:
         if key.isalpha() or (
             " " not in key and key and _TOKEN.fullmatch(key, timeout=_TIMEOUT)
