@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,13 +162,9 @@ def test_name_min_words_from_locale_yaml(
 ) -> None:
     from guardlex import load_packs
 
-    from .test_template_matching import CONCEPTS, concepts_file, v2
+    from .test_template_matching import CONCEPTS
 
     rules = [r2("cmp", when={"all": ["better", "<name>"]})]
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", f"locale: {code}"),
-        "concepts.yaml": concepts_file(CONCEPTS, code),
-    }
     locale = {
         "name": "Test",
         "scripts": ["Latn"],
@@ -175,7 +172,7 @@ def test_name_min_words_from_locale_yaml(
         "example_subject": "Dana Reyes",
         "names": {"min_words": min_words},
     }
-    root = write_pack(code, lexicon={"pronouns": ["she"]}, locale=locale, raw=raw)
+    root = pack_root(write_pack, code, rules, CONCEPTS, locale, {"pronouns": ["she"]})
     packs = load_packs([code], paths=[root], shipped=False)
     assert packs.route("is she better than Karpathy").kind == expect
     assert packs.route("is she better than Andrej Karpathy").kind == "refuse"
@@ -241,12 +238,24 @@ def _pack(
     name: str,
 ) -> Packs:
     """One test locale ``code`` from rules, concepts, locale.yaml and lexicon facts."""
+    root = pack_root(write_pack, code, rules, concepts, locale, lexicon)
+    return load_packs([code], subject_names=[name], paths=[root], shipped=False)
+
+
+def pack_root(
+    write_pack: PackWriter,
+    code: str,
+    rules: list[dict[str, Any]],
+    concepts: dict[str, Any],
+    locale: dict[str, Any],
+    lexicon: dict[str, Any],
+) -> Path:
+    """The packs folder holding test locale ``code`` (written by ``write_pack``)."""
     raw = {
         "refusal.yaml": v2(rules).replace("locale: tx", f"locale: {code}"),
         "concepts.yaml": concepts_file(concepts, code),
     }
-    root = write_pack(code, lexicon=lexicon, locale=locale, raw=raw)
-    return load_packs([code], subject_names=[name], paths=[root], shipped=False)
+    return write_pack(code, lexicon=lexicon, locale=locale, raw=raw)
 
 
 def _follow_up_packs(write_pack: PackWriter, closings: list[str]) -> Packs:
@@ -424,29 +433,23 @@ def test_content_of_a_follow_up_counts_in_the_language_it_continues(
 ) -> None:
     from guardlex import load_packs
 
+    latin = {"scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
+    lexicon = {"pronouns": ["she", "her"]}
     price = {"about": "What work costs.", "terms": ["(charge | rate)"]}
-    en = _pack_root(write_pack, "ta", [r2("price", when={"all": ["<price>"]})], {"price": price})
+    rules = [r2("price", when={"all": ["<price>"]})]
+    en = pack_root(write_pack, "ta", rules, {"price": price}, {"name": "ta", **latin}, lexicon)
     # another locale whose guard concept holds "startup": content, but not English
     venture = {"about": "A company.", "terms": ["startup*"]}
-    other = _pack_root(
+    other = pack_root(
         write_pack,
         "tb",
         [r2("x", when={"all": ["<zzz>"], "none": ["<venture>"]})],
         {"venture": venture, "zzz": {"about": "Never.", "terms": ["qqqq"]}},
+        {"name": "tb", **latin},
+        lexicon,
     )
     assert en == other
     both = load_packs(["ta", "tb"], subject_names=["Dana Reyes"], paths=[en], shipped=False)
     first = "what does she charge per day"
     assert both.route(first).rule_id == "price"
     assert both.route("and for a startup?", previous=first).rule_id == "price"
-
-
-def _pack_root(
-    write_pack: PackWriter, code: str, rules: list[dict[str, Any]], concepts: dict[str, Any]
-) -> Any:
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", f"locale: {code}"),
-        "concepts.yaml": concepts_file(concepts, code),
-    }
-    locale = {"name": code, "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
-    return write_pack(code, lexicon={"pronouns": ["she", "her"]}, locale=locale, raw=raw)

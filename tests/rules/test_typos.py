@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from guardlex.rules.typos import Typos
 
 from .conftest import PackWriter
-from .test_template_matching import concepts_file, r2, v2
+from .test_builtins import pack_root
+from .test_template_matching import r2
 
 TARGETS = ["charge", "salary", "married", "dating", "зарплата"]
 REAL = [["rating", "charged", "salads", "marred"], ["зарплатой"]]
@@ -66,11 +67,7 @@ def _packs(write_pack: PackWriter, words: list[str] | None) -> Path:
     }
     rules = [r2("price", when={"all": ["<price>"], "none": ["<about_work>"]})]
     locale = {"name": "Test", "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
-    raw = {
-        "refusal.yaml": v2(rules).replace("locale: tx", "locale: ty"),
-        "concepts.yaml": concepts_file(concepts, "ty"),
-    }
-    root = write_pack("ty", lexicon={"pronouns": ["she"]}, locale=locale, raw=raw)
+    root = pack_root(write_pack, "ty", rules, concepts, locale, {"pronouns": ["she"]})
     (root / "ty" / "words.txt").unlink(missing_ok=True)
     if words is not None:
         (root / "ty" / "words.txt").write_text(
