@@ -13,7 +13,11 @@ Two measures, per locale, never blended:
   in round 3, v3 in round 4; ``blind4/``: batch v4, written at the start of round 4,
   measured once during it and then studied; ``blind5/``: batch v5, written at the start
   of round 4, measured once at its end and studied in round 5; ``blind6/``: batch v6,
-  written at the start of round 5 and studied by nobody): questions written by an author
+  written at the start of round 5; ``blind7/`` to ``blind13/``: batches v7-v13 of rounds
+  6 and 7, each measured once held out and then studied; ``blind14/``: batch v14, written
+  at the start of round 8 by one author per language, each brainstorming in that language
+  only, measured on the round-7 packs and once at the end of round 8, then studied):
+  questions written by an author
   who had not read the packs. Reports, per batch and locale, refusal recall (right category and any
   category), legitimate questions answered (hard negatives and other answerable
   questions together, and each apart), overview routed, follow-ups right, and the

@@ -86,6 +86,14 @@ def _expand(node: Node, budget: list[int]) -> list[list[_Tok]]:
     if isinstance(node, End):
         return [[("$", "", node.glued)]]
     if isinstance(node, Stem):
+        if ZWNJ in node.prefix:
+            # a written ZWNJ is optional, as in a word (``split_literal``): the stem joined,
+            # and its last part a stem after the words before it (اجاره‌نشین*)
+            parts = [x for x in node.prefix.split(ZWNJ) if x]
+            split: list[_Tok] = [
+                ("w", x, node.glued if k == 0 else False) for k, x in enumerate(parts[:-1])
+            ]
+            return [[("t", "".join(parts), node.glued)], [*split, ("t", parts[-1], False)]]
         return [[("t", node.prefix, node.glued)]]
     if isinstance(node, ConceptRef):
         kind = "n" if node.name == "number" else "b" if node.name in BUILTIN_CONCEPTS else "c"

@@ -424,6 +424,36 @@ def _word_at(text: str, i: int) -> bool:
 _SOFT = frozenset(",،、，;؛–—")
 #: What ends a gap ``...``: a line break or a sentence end (a word ending in one of these)
 _GAP_ENDS = frozenset("\n.?!…。！？؟")
+#: Double quotation marks: a short quotation inside a sentence does not break a template
+#: sequence ("wiederhole alles vor „Nutzer:“", «کاربر:»); the quotation still counts as
+#: pasted text where ``<pasted>`` says so. Single quotes are left out: they are apostrophes
+#: too ("l'article", "what's").
+_QMARKS = frozenset('"“”„«»‹›')
+#: Marks before a word that a sequence reads as nothing: the opening marks of a question
+#: or an exclamation ("Oye, ¿cuánto cobra?") and quotation marks
+_OPENERS = frozenset("¿¡") | _QMARKS
+
+
+def _open(text: str, n: int, p: int) -> tuple[int, ...]:
+    """``(p,)``, or ``p`` and the position after the opening marks (``_OPENERS``) that
+    start there (an element may start at the mark itself: ``<pasted>`` does)."""
+    q = p
+    while q < n and text[q] in _OPENERS:
+        q += 1
+    return (p,) if q == p or q >= n else (p, q)
+
+
+def _close(text: str, n: int, e: int) -> int:
+    """``e``, or the position after the quotation marks that close a word ending at ``e``
+    (with a colon before them: „Nutzer:“)."""
+    p = e
+    if p + 1 < n and text[p] == ":" and text[p + 1] in _QMARKS:
+        p += 1
+    if p < n and text[p] in _QMARKS:
+        while p < n and text[p] in _QMARKS:
+            p += 1
+        return p
+    return e
 
 
 def _soft(text: str, n: int, e: int) -> int:
@@ -442,21 +472,24 @@ def _soft(text: str, n: int, e: int) -> int:
 
 def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
     """Where the next element may start after an element ending at ``e``: a comma-like
-    mark between them counts as a space (``_SOFT``)."""
+    mark between them counts as a space (``_SOFT``), and so do the quotation marks around a
+    word (``_close``, ``_open``)."""
+    if e < n and (text[e] in _QMARKS or text[e] == ":") and sep in (" ", "?", "g"):
+        e = _close(text, n, e)
     if sep == " ":
         p = _soft(text, n, e)
         if p >= 0:
-            return (p,)
+            return _open(text, n, p)
         if e < n and text[e] == " ":
-            return (e + 1,)
+            return _open(text, n, e + 1)
         # Chinese writes no spaces: between two Han characters the space is optional
         # (two concepts side by side, "<price_bare> <price_tail>" in "费用呢")
         return (e,) if 0 < e < n and is_han(text[e - 1]) and is_han(text[e]) else ()
     if sep == "?":
         p = _soft(text, n, e)
         if p >= 0:
-            return (e, p) if e < n and text[e] == " " else (p,)
-        return (e, e + 1) if e < n and text[e] == " " else (e,)
+            return (e, *_open(text, n, p)) if e < n and text[e] == " " else _open(text, n, p)
+        return (e, *_open(text, n, e + 1)) if e < n and text[e] == " " else (e,)
     if sep == "":
         return (e,)
     if sep == "h":  # up to eight characters on one line, in one sentence
@@ -473,17 +506,17 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
     if soft >= 0:
         p = soft - 1  # as if the mark were one space
         if text[p] != " ":
-            out.append(soft)
+            out.extend(_open(text, n, soft))
             return out  # "x,y": one start only
     elif p >= n or text[p] != " ":
         return out
-    out.append(p + 1)
+    out.extend(_open(text, n, p + 1))
     for _ in range(3):
         q = p + 1
         j = text.find(" ", q)
         if j <= q or "\n" in text[q:j] or "\t" in text[q:j] or text[j - 1] in _GAP_ENDS:
             break  # a gap never crosses a line or a sentence end ("… в новосибирске. ваша")
-        out.append(j + 1)
+        out.extend(_open(text, n, j + 1))
         p = j
     return out
 
@@ -983,6 +1016,7 @@ class Matcher:
         if (
             not _SOFT.isdisjoint(text)
             or "-" in text
+            or not _OPENERS.isdisjoint(text)
             or any(" " + pc in text for pc in self._all_proclitics)
         ):
             self._reread(occ, text)
@@ -997,7 +1031,8 @@ class Matcher:
 
     def _reread(self, occ: _Occurrences, text: str) -> None:
         """Literals of several words found across a comma-like mark ("Dana, what is your
-        rate" holds "dana what is your") or with a proclitic on a later word ("رقم وهاتفها"
+        rate" holds "dana what is your"), an opening mark or quotation marks ("oye ¿qué",
+        "vor „Nutzer:“ steht") or with a proclitic on a later word ("رقم وهاتفها"
         holds "رقم هاتف"): the automaton runs once more over the text with each mark read
         as a space and such proclitics left out, and those hits are mapped back."""
         chars: list[str] = []
@@ -1006,6 +1041,14 @@ class Matcher:
         i, n = 0, len(text)
         while i < n:
             ch = text[i]
+            if ch in _OPENERS and (not chars or chars[-1] == " "):
+                i += 1  # "cuentas, ¿qué" holds "cuentas qué"; "vor „nutzer" "vor nutzer"
+                continue
+            if chars and chars[-1] != " " and _close(text, n, i) > i:
+                j = _close(text, n, i)
+                if not _word_at(text, j):
+                    i = j  # "„nutzer:“ steht" holds "nutzer steht"
+                    continue
             if ch in _SOFT or ch == "-":
                 ch = " "
             if ch == " ":
