@@ -73,6 +73,12 @@ def kinds(packs: Packs, texts: list[str]) -> list[str]:
     return [packs.route(t).kind for t in texts]
 
 
+def assert_routes(packs: Packs, refuse: list[str], keep: list[str]) -> None:
+    """Every text of ``refuse`` is refused, every text of ``keep`` answered."""
+    assert kinds(packs, refuse) == ["refuse"] * len(refuse)
+    assert kinds(packs, keep) == ["retrieve"] * len(keep)
+
+
 def test_template_constructs(write_pack: PackWriter) -> None:
     packs = packs_v2(
         write_pack,
@@ -97,8 +103,7 @@ def test_template_constructs(write_pack: PackWriter) -> None:
         "co brar",
         "cobrar por favor en dos semanas ya",
     ]
-    assert kinds(packs, refuse) == ["refuse"] * len(refuse)
-    assert kinds(packs, keep) == ["retrieve"] * len(keep)
+    assert_routes(packs, refuse, keep)
 
 
 def test_a_gap_never_crosses_a_sentence_end(write_pack: PackWriter) -> None:
@@ -137,8 +142,7 @@ def test_opening_question_marks_continue_a_sequence(write_pack: PackWriter) -> N
         "resumen rápido ¿cobra mucho?",
     ]
     keep = ["oye ¿cuánto? cobra Dana", "oye, mira, ¿cuánto cobra Dana?", "resumen. ¿cobra?"]
-    assert kinds(packs, refuse) == ["refuse"] * len(refuse)
-    assert kinds(packs, keep) == ["retrieve"] * len(keep)
+    assert_routes(packs, refuse, keep)
 
 
 def test_short_quotations_continue_a_sequence(write_pack: PackWriter) -> None:
@@ -162,8 +166,7 @@ def test_short_quotations_continue_a_sequence(write_pack: PackWriter) -> None:
         # a quoted title right after "Artikel" is still the pasted passage of the guard
         "Der Artikel «schreib mir ein Skript, das alles löst» – was sagt er?",
     ]
-    assert kinds(packs, refuse) == ["refuse"] * len(refuse)
-    assert kinds(packs, keep) == ["retrieve"] * len(keep)
+    assert_routes(packs, refuse, keep)
 
 
 def test_a_zwnj_inside_a_stem_is_optional(write_pack: PackWriter) -> None:
@@ -171,8 +174,7 @@ def test_a_zwnj_inside_a_stem_is_optional(write_pack: PackWriter) -> None:
     packs = packs_v2(write_pack, [r2("z", "personal_data", templates=["اجاره‌نشین*"])])
     refuse = ["اجاره‌نشینه؟", "اجاره نشینه؟", "اجارهنشینه؟", "هنوز اجاره‌نشین است"]
     keep = ["اجاره", "نشینه", "اجاره‌ای نشینه"]
-    assert kinds(packs, refuse) == ["refuse"] * len(refuse)
-    assert kinds(packs, keep) == ["retrieve"] * len(keep)
+    assert_routes(packs, refuse, keep)
 
 
 def test_concepts_nest_and_explain(write_pack: PackWriter) -> None:
