@@ -1044,9 +1044,9 @@ class Matcher:
             if ch in _OPENERS and (not chars or chars[-1] == " "):
                 i += 1  # "cuentas, ¿qué" holds "cuentas qué"; "vor „nutzer" "vor nutzer"
                 continue
-            if chars and chars[-1] != " " and _close(text, n, i) > i:
+            if (ch in _QMARKS or ch == ":") and chars and chars[-1] != " ":
                 j = _close(text, n, i)
-                if not _word_at(text, j):
+                if j > i and not _word_at(text, j):
                     i = j  # "„nutzer:“ steht" holds "nutzer steht"
                     continue
             if ch in _SOFT or ch == "-":
