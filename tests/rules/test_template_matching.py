@@ -177,6 +177,24 @@ def test_a_zwnj_inside_a_stem_is_optional(write_pack: PackWriter) -> None:
     assert_routes(packs, refuse, keep)
 
 
+def test_a_head_stem_matches_a_word_containing_it(write_pack: PackWriter) -> None:
+    # ``*part*``: the head or middle of a compound, inflected or not, and the bare word
+    rule = r2("h", "task", templates=["(schreib | schreibe) ... *gedicht*"])
+    packs = packs_v2(write_pack, [rule])
+    refuse = [
+        "Schreib mir ein Herbstgedicht",
+        "schreibe ein paar Liebesgedichte",
+        "schreib ein Gedicht über Berlin",
+        "schreib mir ein Geburtstagsgedicht, bitte",
+    ]
+    keep = ["Herbstgedicht schreiben wir nicht", "schreib mir ein Lied", "schreib ge dicht"]
+    assert_routes(packs, refuse, keep)
+    # in a frame, the evidence is the whole word around the part
+    frame = r2("f", "task", when={"all": ["*gedicht*", "(schreib | schreibe)"]})
+    route = packs_v2(write_pack, [frame]).route("Schreib mir zwei Herbstgedichte.")
+    assert [e.text for e in route.evidence] == ["Schreib", "Herbstgedichte"]
+
+
 def test_concepts_nest_and_explain(write_pack: PackWriter) -> None:
     packs = packs_v2(write_pack, [r2("p", templates=["what (is | are) {subject}'s <price>"])])
     route = packs.route("What are Dana's fees for that?")

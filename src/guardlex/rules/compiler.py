@@ -6,7 +6,8 @@ separators. Elements are what one pass over the question finds (``matcher``):
 - ``["w", text]``: normalised literal text (one or more words, whole words at its edges);
 - ``["s"]``: the subject (pronouns of the locale, configured names, titles, possessives);
 - ``["c", name]``: an occurrence of a concept (its terms are forms too);
-- ``["t", prefix]``: one word beginning with a stem;
+- ``["t", prefix]``: one word beginning with a stem (``["t", "*" + part]``: one word
+  containing ``part``, a head stem ``*part*``);
 - ``["n"]``: a run of digits (built-in ``<number>``);
 - ``["b", name]``: a built-in found by the shape of the original question (``<name>``,
   ``<code>``, ``<pasted>``: ``guardlex.rules.builtins``);
@@ -34,7 +35,7 @@ from typing import Any
 from guardlex.errors import PackError
 from guardlex.rules._text import is_han
 from guardlex.rules.compile import ZWNJ, normalise_literal
-from guardlex.rules.template import BUILTIN_CONCEPTS, parse_template
+from guardlex.rules.template import BUILTIN_CONCEPTS, HEAD, parse_template
 from guardlex.rules.tree import (
     Alternative,
     ConceptRef,
@@ -86,6 +87,8 @@ def _expand(node: Node, budget: list[int]) -> list[list[_Tok]]:
     if isinstance(node, End):
         return [[("$", "", node.glued)]]
     if isinstance(node, Stem):
+        if node.head:  # a word containing the part (``HEAD``: the matcher's mark)
+            return [[("t", HEAD + node.prefix, node.glued)]]
         if ZWNJ in node.prefix:
             # a written ZWNJ is optional, as in a word (``split_literal``): the stem joined,
             # and its last part a stem after the words before it (اجاره‌نشین*)
@@ -267,7 +270,9 @@ def _form(tokens: list[_Tok]) -> Form | None:
             flat.append((" ", ["g"], glued))
         else:
             if kind == "t":  # a stem is matched on normalised text too (تعليمات* -> تعلیمات)
-                value = normalise_literal(value).strip(" ") or value
+                head = HEAD if value.startswith(HEAD) else ""
+                bare = value[len(head) :]
+                value = head + (normalise_literal(bare).strip(" ") or bare)
             el = [kind, value] if kind in ("c", "t", "b") else [kind]
             flat.append((" ", el, glued))
     while flat and flat[0][1][0] == "g":

@@ -39,6 +39,7 @@ import regex
 from guardlex.rules._text import is_han, is_word_char, normalise
 from guardlex.rules.builtins import NONE, Builtins, span_words
 from guardlex.rules.compile import subject_words
+from guardlex.rules.template import HEAD
 
 #: Seconds one escape-hatch regex may take on one question before it is abandoned.
 REGEX_TIMEOUT = 0.5
@@ -587,7 +588,10 @@ class Matcher:
                 word_runs.setdefault(group, []).append(joined)
             for group, joined in index["t"].items():
                 for stem in unjoin(joined):
-                    extra(stem, ("t", None), group)
+                    if stem.startswith(HEAD):  # ``*part*``: the part, anywhere in a word
+                        extra(stem[len(HEAD) :], ("h", stem))
+                    else:
+                        extra(stem, ("t", None), group)
             for group, joined in index["a"].items():
                 for anchor in unjoin(joined):
                     extra(anchor, ("a", None), group)
@@ -973,6 +977,16 @@ class Matcher:
             for kind, val in roles[k]:
                 if kind == "a":
                     occ.anchors.add(string)
+                    continue
+                if kind == "h":  # a head stem: the whole word around the part
+                    b, end = s, e
+                    while b > 0 and _wc(text[b - 1]) and _hanc(text[b - 1]) == _hanc(string[0]):
+                        b -= 1
+                    while end < n and _wc(text[end]) and _hanc(text[end]) == _hanc(string[-1]):
+                        end += 1
+                    got = occ.stems.setdefault(val, [])
+                    if (b, end) not in got:
+                        got.append((b, end))
                     continue
                 if kind == "t":
                     if left:

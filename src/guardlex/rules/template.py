@@ -45,6 +45,10 @@ BUILTIN_CONCEPTS = ("number", "name", "code", "math", "pasted")
 #: Shortest stem before ``*``, in letters (Han characters: ``MIN_STEM_HAN``).
 MIN_STEM = 3
 MIN_STEM_HAN = 1
+#: Shortest part of a head stem ``*part*`` (a word containing it: German compounds).
+MIN_HEAD_STEM = 4
+#: Marks a head stem in a compiled stem element: ``["t", HEAD + part]`` (``*part*``).
+HEAD = "*"
 _SPECIAL = frozenset("()[]|<>{}")
 _SPACE = frozenset(" \t\n\r\u00a0")
 _CLOSER = {"(": ")", "[": "]"}
@@ -186,6 +190,8 @@ class _Parser:
     def word(self, glued: bool) -> Node:
         s, start = self.s, self.i
         out: list[str] = []
+        if s[self.i] == "*":
+            return self.head_stem(glued)
         while self.i < len(s):
             ch = s[self.i]
             if ch == "\\" and self.i + 1 < len(s):
@@ -214,6 +220,51 @@ class _Parser:
         if not out:
             raise self.fail(f"unexpected {s[start]!r}", start)
         return Word("".join(out), self.loc(start), glued)
+
+    def head_stem(self, glued: bool) -> Node:
+        """``*part*``: one word that contains ``part`` (a compound's head or middle,
+        "Herbstgedicht" for ``*gedicht*``), with any letters before and after it."""
+        s, start = self.s, self.i
+        self.i += 1
+        out: list[str] = []
+        while self.i < len(s) and s[self.i] != "*":
+            ch = s[self.i]
+            if ch in _SPACE or ch in _SPECIAL or ch in "^$…" or s.startswith("...", self.i):
+                raise self.fail(
+                    "a word that starts with '*' is a head stem and ends with '*' too: "
+                    "write *part* (a word containing 'part'), or a stem as part*",
+                    start,
+                )
+            if ch == "\\" and self.i + 1 < len(s):
+                self.i += 1
+                ch = s[self.i]
+            out.append(ch)
+            self.i += 1
+        if self.i >= len(s):
+            raise self.fail(
+                "a word that starts with '*' is a head stem and ends with '*' too: "
+                "write *part* (a word containing 'part')",
+                start,
+            )
+        self.i += 1  # the closing '*'
+        part = "".join(out)
+        if any(_is_han(c) for c in part) or "\u200c" in part:
+            raise self.fail(
+                f"the head stem {'*' + part + '*'!r} cannot hold a Han character or a ZWNJ: "
+                "a head stem is for words written joined (compounds)",
+                start,
+            )
+        letters = sum(1 for c in part if c.isalnum())
+        if letters < MIN_HEAD_STEM:
+            raise self.fail(
+                f"the head stem {'*' + part + '*'!r} is too short: write at least "
+                f"{MIN_HEAD_STEM} letters between the stars, or list the words",
+                start,
+            )
+        nxt = s[self.i] if self.i < len(s) else " "
+        if nxt not in _SPACE and nxt not in _SPECIAL and nxt not in "$…":
+            raise self.fail("'*' ends a head stem; put a space after it", self.i - 1)
+        return Stem(part, self.loc(start), glued, head=True)
 
 
 def _replace_glued(alt: Alternative, glued: bool) -> Alternative:

@@ -48,6 +48,9 @@ class Stem:
     prefix: str
     loc: Loc
     glued: bool = False
+    #: ``*prefix*``: a word containing ``prefix`` anywhere (a compound's head), not
+    #: only at its start
+    head: bool = False
 
 
 @dataclass(frozen=True)
