@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 from guardlex import load_packs
 from guardlex.rules import Packs
@@ -216,3 +218,34 @@ def test_subject_group_call_inside_lookbehind_still_matches(write_pack: PackWrit
     assert packs.route("what is dana's age").rule_id == "age"
     assert packs.route("what is her age").rule_id == "age"
     assert packs.route("what is the page age").kind == "retrieve"
+
+
+def _blind_follow_ups() -> list[tuple[str, str]]:
+    # the dev blind batches of every locale
+    root = Path(__file__).resolve().parents[1] / "data"
+    out = []
+    for path in sorted(root.glob("blind*/*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
+            if case.get("previous"):
+                out.append((case["previous"], case["text"]))
+    return out
+
+
+def test_a_follow_up_inherits_the_refusal_its_previous_question_gets_alone() -> None:
+    # the previous question is routed with the guards of its own language, as when it
+    # was asked: "Do you think she'll go back to a full-time job?" is English speculation,
+    # not the hiring rule of another locale that the English guards drop
+    packs = load_packs(subject_names=["Dana Reyes"])
+    pairs = _blind_follow_ups()
+    assert len(pairs) > 100
+    inherited = 0
+    for previous, text in pairs:
+        route = packs.route(text, previous=previous)
+        if route.kind != "refuse" or route.span is not None:
+            continue  # not inherited: refused in the follow-up itself, or answered
+        if packs.route(text).kind == "refuse":
+            continue  # refused in a disguised or typo reading of the follow-up alone
+        before = packs.route(previous)
+        inherited += 1
+        assert (route.category, route.rule_id) == (before.category, before.rule_id), text
+    assert inherited > 50

@@ -416,10 +416,9 @@ class Packs:
                         )
                     ),
                 )
-            # each found at most once, and only when a step below needs it
-            inherited = builtin_concepts.lazy(
-                lambda: m.route_section(m.occurrences(prev, prev_found), "refusal")
-            )
+            # each found at most once, and only when a step below needs it; the previous
+            # question's refusal as it was routed alone (with the guards of its language)
+            inherited = builtin_concepts.lazy(lambda: self._refusal_alone(m, prev, prev_found))
             # content of its own, in the language of the refused question it follows
             # (Finglish "startup*" is no content of "and for a startup?" after English)
             has_own = builtin_concepts.lazy(
@@ -455,6 +454,14 @@ class Packs:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
+
+    def _refusal_alone(self, m: Matcher, prev: str, found: Any) -> Any:
+        """The refusal hit of the previous question (normalised ``prev``) routed alone,
+        vetoed by the guards of its own language as in step 1 of ``route``: what a
+        follow-up inherits ("Do you think she'll go back to a full-time job?" is
+        speculation, not another locale's hiring rule that its guards drop)."""
+        occ = m.occurrences(prev, found)
+        return m.route_section(occ, "refusal", veto=self._foreign_veto(m, occ, prev, []))
 
     def _foreign_veto(self, m: Matcher, occ: Any, text: str, language: list[str]) -> Any:
         """A veto for refusal hits of a locale other than the question's language whose
