@@ -226,6 +226,7 @@ class Packs:
         self._words: Collection[str] | None = None
         self._name_stop: frozenset[str] | None = None
         self._closings: regex.Pattern[str] | None = None
+        self._continuations: regex.Pattern[str] | None = None
         self._matcher: Matcher | None = None
         self._typo: Typos | None = None
 
@@ -426,7 +427,7 @@ class Packs:
                     alone, None if (before := inherited()) is None else before.rule.locale
                 )
             )
-            elliptical = together is not None and self._elliptical(text)
+            elliptical = together is not None and (self._elliptical(text) or self._continues(ctext))
             if together is not None and (elliptical or not has_own() or inherited() is None):
                 # a question split over two messages ("How much does she" + "charge per
                 # day?"), or a short one continuing a refused question ("and on
@@ -608,6 +609,17 @@ class Packs:
             return False
         rest = self._closings.sub(" ", text, timeout=REGEX_TIMEOUT)
         return not any(ch.isalnum() for ch in rest)
+
+    def _continues(self, text: str) -> bool:
+        """True when normalised ``text`` holds a continuation of a loaded locale
+        (``locale.yaml`` ``follow_ups.continuations``: "the same in English", "go on",
+        "et maintenant la même chose"): it asks for more of the previous question."""
+        if self._continuations is None:
+            words = {normalise(w) for code in self._order for w in self._infos[code].continuations}
+            words.discard("")
+            source = words_source(sorted(words)) if words else "(?!)"
+            self._continuations = regex.compile(source)
+        return self._continuations.search(text, timeout=REGEX_TIMEOUT) is not None
 
     def _elliptical(self, text: str) -> bool:
         """True for a follow-up with no content of its own ("and on weekends?")."""

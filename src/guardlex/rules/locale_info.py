@@ -59,6 +59,7 @@ class LocaleInfo:
     price_words: tuple[str, ...] = ()
     name_min_words: int = 1
     closings: tuple[str, ...] = ()
+    continuations: tuple[str, ...] = ()
     first_person_seed: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, hash=False
     )
@@ -116,6 +117,7 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         price_words=_words(money.get("price_words")),
         name_min_words=int((data.get("names") or {}).get("min_words", 1)),
         closings=_words((data.get("follow_ups") or {}).get("closings")),
+        continuations=_words((data.get("follow_ups") or {}).get("continuations")),
         first_person_seed=MappingProxyType(dict(seed)),
         path=path,
     )

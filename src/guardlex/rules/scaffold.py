@@ -89,6 +89,9 @@ follow_ups:
   # acknowledgements that close a turn ("thanks", "ok", "got it"): a follow-up made
   # only of these never inherits the previous question's refusal
   closings: []
+  # phrases that ask for more of the same ("the same in English", "again", "go on"): a
+  # follow-up holding one of these continues the previous question, however long it is
+  continuations: []
 """,
         "concepts": """\
 # Concepts are named word families; rules combine them: <price> in a template means
