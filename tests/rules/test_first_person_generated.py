@@ -38,6 +38,25 @@ def test_committed_arabic_list_equals_generator_output(
     )
 
 
+def test_committed_persian_list_equals_generator_output(
+    tool: Callable[[str], ModuleType],
+) -> None:
+    # hazm is in the `test` extra, so this runs wherever the test suite does
+    mod = tool("gen_fa_first_person")
+    committed = ROOT / "src" / "guardlex" / "locales" / "fa" / "first_person.yaml"
+    assert committed.read_text(encoding="utf-8") == mod.generate(), (
+        "run: python tools/gen_fa_first_person.py"
+    )
+
+
+def test_persian_generator_prefix_spelling(tool: Callable[[str], ModuleType]) -> None:
+    mod = tool("gen_fa_first_person")
+    assert mod.fix_prefix("نآمدم", "آمد") == "نیامدم"
+    assert mod.fix_prefix("بانداختم", "انداخت") == "بینداختم"
+    assert mod.fix_prefix("نکردم", "کرد") == "نکردم"
+    assert mod.fix_prefix("باشم", "باش") == "باشم"  # the stem's own ب is not a prefix
+
+
 @pytest.fixture(scope="module")
 def packs():  # type: ignore[no-untyped-def]
     return load_packs(sorted(CASES))
