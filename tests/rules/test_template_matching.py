@@ -195,6 +195,18 @@ def test_a_head_stem_matches_a_word_containing_it(write_pack: PackWriter) -> Non
     assert [e.text for e in route.evidence] == ["Schreib", "Herbstgedichte"]
 
 
+def test_a_gap_between_two_concepts_in_chinese_text(write_pack: PackWriter) -> None:
+    # "<a> ... <b>" with Han terms on both sides: Chinese writes no spaces, so the gap is
+    # the eight-character one, as between two Han words of a template
+    concepts = {
+        "opine_v": {"about": "Agreeing or liking.", "terms": ["(认同 | 喜欢)"]},
+        "opine_end": {"about": "A question particle.", "terms": ["(吗 | 还是)"]},
+    }
+    rule = r2("g", "speculation", templates=["<opine_v> ... <opine_end>"])
+    packs = packs_v2(write_pack, [rule], concepts=concepts, code="tz")
+    assert_routes(packs, ["她认同吗", "她认同这个吗", "她认同这个观点吗"], ["她认同", "吗"])
+
+
 def test_concepts_nest_and_explain(write_pack: PackWriter) -> None:
     packs = packs_v2(write_pack, [r2("p", templates=["what (is | are) {subject}'s <price>"])])
     route = packs.route("What are Dana's fees for that?")

@@ -501,6 +501,10 @@ def _starts(text: str, n: int, e: int, sep: str) -> Iterable[int]:
             out.append(e + k)
         return out
     # "g": " " then up to three words each followed by " "
+    if 0 < e < n and is_han(text[e - 1]) and is_han(text[e]):
+        # between Han characters, as "h": a concept's Han term next to Chinese text
+        # ("<opine_v> ... <opine_end>" in "她认同这个吗")
+        return _starts(text, n, e, "h")
     out = []
     p = e
     soft = _soft(text, n, e)
