@@ -46,6 +46,22 @@ def test_words_and_ambiguous_or_inflected_forms_are_left_alone() -> None:
     assert t.reading("nothing to fix here") is None
 
 
+def test_a_letter_pair_of_the_locale_may_be_changed_inside_a_word() -> None:
+    # locale.yaml typos.changes: Russian unstressed vowels typed for each other
+    t = Typos(
+        ["стоимость", "напиши", "плотные"],
+        known=[],
+        real=[["платные", "сколько"]],
+        changes=[("е", "и"), ("о", "а")],
+    )
+    assert t.correct("стаимость") == "стоимость"  # о typed as а
+    assert t.correct("напеши") == "напиши"  # и typed as е, both ways
+    assert t.correct("платные") is None  # a real word is never a typo
+    assert t.correct("напишы") is None  # a pair the locale does not list
+    assert t.correct("стоимосте") is None  # never the last letter
+    assert typos().correct("salery") is None  # no pairs listed: a changed letter is no slip
+
+
 def test_a_script_without_real_words_is_never_corrected() -> None:
     t = Typos(["зарплата", "salary"], known=[], real=[["salads"]])
     assert t.correct("зарплта") is None

@@ -541,7 +541,13 @@ class Packs:
             known = set(self._function_words())
             for name in self.subject_names:
                 known.update(keywords(name))
-            self._typo = Typos(pack_words(self.matcher().words()), known, real)
+            changes = [
+                (na, nb)
+                for code in self._order
+                for a, b in self._infos[code].typo_changes
+                if len(na := normalise(a)) == 1 and len(nb := normalise(b)) == 1
+            ]
+            self._typo = Typos(pack_words(self.matcher().words()), known, real, changes)
         return self._typo
 
     def _variant_words(self) -> Collection[str]:

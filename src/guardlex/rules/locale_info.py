@@ -60,6 +60,8 @@ class LocaleInfo:
     name_min_words: int = 1
     closings: tuple[str, ...] = ()
     continuations: tuple[str, ...] = ()
+    #: letter pairs a typo may change into each other (``typos.changes``), normalised
+    typo_changes: tuple[tuple[str, str], ...] = ()
     first_person_seed: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, hash=False
     )
@@ -118,6 +120,9 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         name_min_words=int((data.get("names") or {}).get("min_words", 1)),
         closings=_words((data.get("follow_ups") or {}).get("closings")),
         continuations=_words((data.get("follow_ups") or {}).get("continuations")),
+        typo_changes=tuple(
+            (str(a), str(b)) for a, b in ((data.get("typos") or {}).get("changes") or ())
+        ),
         first_person_seed=MappingProxyType(dict(seed)),
         path=path,
     )

@@ -15,7 +15,8 @@ A word of the question is read as a pack word when all of these hold:
 - exactly one pack word lies one slip away (a letter left out, a letter too many, or two
   neighbours swapped; never at the first or the last letter, where inflection lives; a
   changed letter is no slip: it too often makes another real word, "плотные" dense and
-  "платные" paid), and
+  "платные" paid, except a change between two letters a loaded locale lists as typed for
+  each other, ``locale.yaml`` ``typos.changes``: Russian "стоет" for "стоит"), and
   no real word that is not a pack word does ("ratng" could be "rating" as well as
   "dating": it is left alone).
 
@@ -62,7 +63,11 @@ class Typos:
     """
 
     def __init__(
-        self, targets: Iterable[str], known: Iterable[str], real: Iterable[Sequence[str]]
+        self,
+        targets: Iterable[str],
+        known: Iterable[str],
+        real: Iterable[Sequence[str]],
+        changes: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.targets = frozenset(
             w for w in targets if len(w) >= MIN_LETTERS - 1 and not _HAN.search(w)
@@ -79,6 +84,12 @@ class Typos:
         self.alphabets = {
             script: "".join(sorted(chs)) for script, chs in letters.items() if script in with_words
         }
+        #: letter -> the letters a slip may change it into (both ways)
+        self.changes: dict[str, str] = {}
+        for a, b in changes:
+            if a != b:
+                self.changes[a] = "".join(sorted(set(self.changes.get(a, "")) | {b}))
+                self.changes[b] = "".join(sorted(set(self.changes.get(b, "")) | {a}))
 
     def neighbours(self, word: str) -> set[str]:
         """Every string one slip away from ``word`` (a letter dropped or added, two letters
@@ -91,6 +102,11 @@ class Typos:
         for i in range(1, n):
             head, tail = word[:i], word[i:]
             out.update(head + ch + tail for ch in alphabet)  # undoes a letter left out
+        changes = self.changes
+        if changes:  # a letter typed for its pair (``typos.changes``), inside the word
+            for i in range(1, n - 1):
+                for ch in changes.get(word[i], ""):
+                    out.add(word[:i] + ch + word[i + 1 :])
         out.discard(word)
         return out
 
