@@ -415,3 +415,30 @@ def test_large_alternations_stay_one_element(write_pack: PackWriter) -> None:
     assert packs.route("xa19 yb0").kind == "refuse"
     assert packs.route("xa7 the yb30").kind == "retrieve"
     assert packs.route("xa7 yb3 and four more words here").kind == "retrieve"
+
+
+def test_the_question_languages_guards_ignore_pasted_text_for_a_rule_that_reads_it(
+    write_pack: PackWriter,
+) -> None:
+    # a task rule of one locale reads what the reader pasted; the other locale's guard of
+    # the same category lies inside that pasted text, so it is data, not a hard negative
+    locale = {"name": "Test", "scripts": ["Latn"], "direction": "ltr", "example_subject": "Dana"}
+    translate = r2("translate", "task", templates=["translate"], reads_pasted=True)
+    guarded = r2("write", "task", when={"all": ["schreib"], "none": ["antwort"]})
+    raw_a = {"refusal.yaml": v2([translate]).replace("locale: tx", "locale: ta")}
+    raw_b = {"refusal.yaml": v2([guarded]).replace("locale: tx", "locale: tb")}
+    root = write_pack("ta", locale=locale, raw=raw_a, stopwords=["pls"])
+    write_pack(
+        "tb",
+        root=root,
+        locale=locale,
+        raw=raw_b,
+        stopwords=["ich", "freue", "mich", "auf", "ihre", "antwort", "wir"],
+    )
+    packs = load_packs(["ta", "tb"], subject_names=["Dana"], paths=[root], shipped=False)
+    pasted = 'translate pls: "Ich freue mich auf Ihre Antwort"'
+    assert packs.detect_locale(pasted) == "tb"
+    route = packs.route(pasted)
+    assert (route.kind, route.rule_id) == ("refuse", "translate")
+    # outside pasted text the guard of the question's language still vetoes
+    assert packs.route("translate pls ich freue mich auf ihre antwort wir").kind == "retrieve"

@@ -622,9 +622,7 @@ class Packs:
         "et maintenant la même chose"): it asks for more of the previous question."""
         if self._continuations is None:
             words = {normalise(w) for code in self._order for w in self._infos[code].continuations}
-            words.discard("")
-            source = words_source(sorted(words)) if words else "(?!)"
-            self._continuations = regex.compile(source)
+            self._continuations = regex.compile(words_source(sorted(words)))
         return self._continuations.search(text, timeout=REGEX_TIMEOUT) is not None
 
     def _elliptical(self, text: str) -> bool:

@@ -60,7 +60,8 @@ class LocaleInfo:
     name_min_words: int = 1
     closings: tuple[str, ...] = ()
     continuations: tuple[str, ...] = ()
-    #: letter pairs a typo may change into each other (``typos.changes``), normalised
+    #: letter pairs a typo may change into each other (``typos.changes``), as written
+    #: (``Packs`` normalises them)
     typo_changes: tuple[tuple[str, str], ...] = ()
     first_person_seed: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, hash=False

@@ -143,7 +143,7 @@ class _Occurrences:
         self._in_progress: set[tuple[str, str]] = set()
         self._present: frozenset[str] | None = None
         self._candidates: dict[str, list[tuple[Rule, set[int]]]] = {}
-        self._guarded: dict[tuple[str | None, ...], bool] = {}
+        self._guarded: dict[tuple[str, str | None, bool], bool] = {}
         self._items: dict[tuple[str, str], list[Span]] = {}  # frame items (Matcher._frame)
 
     @property
@@ -1474,21 +1474,14 @@ class Matcher:
         if rule.locale == locale:
             return False
         key = (locale, rule.category)
-        if rule.reads_pasted:  # what is pasted is data, not a hard negative, here too
-            # ("translate pls: Ich freue mich auf Ihre Antwort" is a task in any language)
-            pkey = (locale, rule.category, "pasted")
-            got = occ._guarded.get(pkey)
-            if got is None:
-                got = occ._guarded[pkey] = any(
-                    not occ.inside_pasted(sp)
-                    for form in self._guard_candidates(occ, key)
-                    for sp in occ.form_spans(form, locale)
-                )
-            return got
-        got = occ._guarded.get(key)
+        pasted = rule.reads_pasted  # what is pasted is data, not a hard negative, here too
+        memo = (locale, rule.category, pasted)
+        got = occ._guarded.get(memo)
         if got is None:
-            got = occ._guarded[key] = any(
-                occ.form_spans(form, locale) for form in self._guard_candidates(occ, key)
+            got = occ._guarded[memo] = any(
+                not (pasted and occ.inside_pasted(sp))
+                for form in self._guard_candidates(occ, key)
+                for sp in occ.form_spans(form, locale)
             )
         return got
 

@@ -84,12 +84,13 @@ class Typos:
         self.alphabets = {
             script: "".join(sorted(chs)) for script, chs in letters.items() if script in with_words
         }
-        #: letter -> the letters a slip may change it into (both ways)
-        self.changes: dict[str, str] = {}
+        pairs: dict[str, set[str]] = {}
         for a, b in changes:
             if a != b:
-                self.changes[a] = "".join(sorted(set(self.changes.get(a, "")) | {b}))
-                self.changes[b] = "".join(sorted(set(self.changes.get(b, "")) | {a}))
+                pairs.setdefault(a, set()).add(b)
+                pairs.setdefault(b, set()).add(a)
+        #: letter -> the letters a slip may change it into (both ways)
+        self.changes = {ch: "".join(sorted(to)) for ch, to in pairs.items()}
 
     def neighbours(self, word: str) -> set[str]:
         """Every string one slip away from ``word`` (a letter dropped or added, two letters
