@@ -81,6 +81,20 @@ def test_packs_md_shows_every_file_of_a_locale() -> None:
     assert sorted(_packs_md_files()) == sorted(f"it/{k}.yaml" for k in SCAFFOLD_FILES)
 
 
+def test_packs_md_generator_spec_is_the_shipped_one() -> None:
+    """The spec block of §4 is an entry of the real Russian spec, lemma for lemma."""
+    text = PACKS_MD.read_text(encoding="utf-8")
+    found = re.findall(r"<!-- spec: (\S+) -->\n```yaml\n(.*?)```", text, flags=re.S)
+    assert [name for name, _ in found] == ["tools/concepts/ru.yaml"]
+    shown = yaml.safe_load(found[0][1])
+    real = yaml.safe_load((ROOT / found[0][0]).read_text(encoding="utf-8"))
+    assert shown["locale"] == real["locale"]
+    for idea, entry in shown["concepts"].items():
+        assert idea in real["concepts"], idea
+        for key in ("lemmas", "only"):
+            assert entry[key] == real["concepts"][idea][key], (idea, key)
+
+
 def test_packs_md_pack_lints_clean(tmp_path: Path) -> None:
     from guardlex.rules.lint import lint
 
