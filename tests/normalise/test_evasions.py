@@ -84,6 +84,23 @@ def _read(loc: str) -> str:
     return PLAIN[loc][0]
 
 
+@cache
+def _refused_cases(loc: str) -> tuple[str, ...]:
+    """The locale's refused routing questions, for disguises its PLAIN question lacks."""
+    path = REPO / "tests" / "data" / "routing" / f"{loc}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return tuple(
+        c["text"] for c in data["cases"] if c.get("expect") == "refuse" and not c.get("previous")
+    )
+
+
+def _holding(loc: str, letter: str) -> str | None:
+    """The PLAIN question if it holds the letter, else the first refused case that does."""
+    if letter in _read(loc):
+        return _read(loc)
+    return next((s for s in _refused_cases(loc) if letter in s), None)
+
+
 def _refused_as_plain(loc: str, disguised: str) -> None:
     plain = normalise(_read(loc))
     got = variants(disguised, all_words())
@@ -216,14 +233,21 @@ def test_russian_stress_marks(loc: str, mark: str) -> None:
     assert normalise("Какой й\u0301од") == "какой йод"  # й keeps its breve
 
 
-@pytest.mark.parametrize("loc", ["fa", "ar"])
-@pytest.mark.parametrize(
-    ("src", "dst"), [("ه", "ھ"), ("ه", "ە"), ("ی", "ے"), ("ک", "ڪ"), ("ة", "ۃ"), ("ي", "ے")]
-)
+_SHAPES = [("ه", "ھ"), ("ه", "ە"), ("ی", "ے"), ("ک", "ڪ"), ("ة", "ۃ"), ("ي", "ے")]
+# each shape is tried on a question holding its letter (ی is Persian, ي Arabic)
+_SHAPE_CASES = [
+    (loc, s, d) for loc in ("fa", "ar") for s, d in _SHAPES if _holding(loc, s) is not None
+]
+
+
+def test_every_letter_shape_is_tried() -> None:
+    assert {(s, d) for _, s, d in _SHAPE_CASES} == set(_SHAPES)
+
+
+@pytest.mark.parametrize(("loc", "src", "dst"), _SHAPE_CASES)
 def test_urdu_and_kurdish_letter_shapes(loc: str, src: str, dst: str) -> None:
-    text = _read(loc)
-    if src not in text:
-        pytest.skip(f"no {src} in the {loc} question")
+    text = _holding(loc, src)
+    assert text is not None
     disguised = text.replace(src, dst)
     assert normalise(disguised) == normalise(text)
 
@@ -373,24 +397,63 @@ def test_whole_question_spaced_out(loc: str, gap: str) -> None:
 _LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "$", "t": "7"}
 
 
-@pytest.mark.parametrize("loc", LATIN)
-@pytest.mark.parametrize("which", ["a", "e", "i", "o", "s", "t", "!"])
-def test_leetspeak(loc: str, which: str) -> None:
-    plain = _ascii_fold(_read(loc))
+def _leet_table(which: str) -> dict[str, str]:
+    return {"i": "!"} if which == "!" else {which: _LEET[which]}
+
+
+def _leet_target(loc: str, which: str) -> tuple[str, str] | None:
+    """The question and word the swap changes: PLAIN's key word when it holds the
+    letter, else the first word of four letters or more holding it inside, in a refused
+    case of the locale (a leading "!" reads as punctuation: "!s she" stays as typed)."""
+    letter = "i" if which == "!" else which
     key = normalise(PLAIN[loc][1])
-    table = {"i": "!"} if which == "!" else {which: _LEET[which]}
-    leet = _swap(table)(key)
-    if leet == key:
-        pytest.skip(f"no {which} in {key}")
-    _refused_as_plain(loc, plain.replace(key, leet, 1))
+    if letter in key:
+        return _ascii_fold(_read(loc)), key
+    for case in _refused_cases(loc):
+        plain = _ascii_fold(normalise(case))
+        word = next(
+            (w for w in plain.split() if w.isalpha() and len(w) >= 4 and letter in w[1:-1]),
+            None,
+        )
+        if word is not None:
+            return plain, word
+    return None
 
 
-@pytest.mark.parametrize("loc", ALL)
-@pytest.mark.parametrize("times", [2, 3, 5])
+_LEET_CASES = [
+    (loc, which)
+    for loc in LATIN
+    for which in ["a", "e", "i", "o", "s", "t", "!"]
+    if _leet_target(loc, which) is not None
+]
+
+
+def test_every_leet_swap_is_tried_in_every_latin_locale() -> None:
+    assert len(_LEET_CASES) == len(LATIN) * 7
+
+
+@pytest.mark.parametrize(("loc", "which"), _LEET_CASES)
+def test_leetspeak(loc: str, which: str) -> None:
+    target = _leet_target(loc, which)
+    assert target is not None
+    plain, word = target
+    leet = _swap(_leet_table(which))(word)
+    got = variants(plain.replace(word, leet, 1), all_words())
+    want = normalise(plain)
+    assert want in got or strip_nukta(want) in got, (leet, got)
+
+
+# one extra letter is undone only where no other letter of the question is doubled
+_REPEAT_CASES = [
+    (loc, times)
+    for loc in ALL
+    for times in (2, 3, 5)
+    if times > 2 or not regex.search(r"(\p{L})\1", normalise(_read(loc)), timeout=5)
+]
+
+
+@pytest.mark.parametrize(("loc", "times"), _REPEAT_CASES)
 def test_repeated_letters(loc: str, times: int) -> None:
-    if times == 2 and regex.search(r"(\p{L})\1", normalise(_read(loc)), timeout=5):
-        pytest.skip("one extra letter is undone only where no other letter is doubled")
-
     def repeat(w: str) -> str:
         k = next(i for i, c in enumerate(w) if c.isalpha() and regex.match(r"\p{L}", c))
         return w[: k + 1] + w[k] * (times - 1) + w[k + 1 :]
