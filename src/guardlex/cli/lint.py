@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         "--routing",
         metavar="DIR",
         help="routing cases (<code>.yaml) every rule should be hit by "
-        "(default: tests/data/routing of a source checkout, for the shipped packs)",
+        "(default: tests/data/routing of a source checkout, for the shipped packs or a "
+        "locale folder of them)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--no-warnings", action="store_true", help="print errors only")

@@ -492,7 +492,7 @@ def lint(
     ``progress`` is called with a short line before each locale ("[3/10] fa"), for a
     CLI to show. ``routing_dir``: routing cases (``<code>.yaml``) every rule should be
     hit by; default: ``tests/data/routing`` of a source checkout, when linting the
-    shipped packs.
+    shipped packs (all of them, or folders inside ``SHIPPED_DIR`` such as one locale's).
     """
     dirs = [Path(p) for p in paths]
     found = discover(dirs, entry_points=not dirs)
@@ -511,7 +511,9 @@ def lint(
     if routing_dir is not None:
         cases: Path | None = Path(routing_dir)
     else:
-        cases = ROUTING_DIR if not dirs and ROUTING_DIR.is_dir() else None
+        # the shipped packs, whole or a locale folder of them, have the checkout's cases
+        shipped = all(SHIPPED_DIR.resolve() in (d.resolve(), *d.resolve().parents) for d in dirs)
+        cases = ROUTING_DIR if shipped and ROUTING_DIR.is_dir() else None
     stop = {code: _stopwords(folders) for code, folders in found.items()}
     names: dict[str, str] = {}
     for code, folders in found.items():
