@@ -102,3 +102,25 @@ def test_guardlex_normalise_is_callable_whatever_the_import_order() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "strasse еж"
+
+
+def test_keywords_time_limit_does_not_count_jieba_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The regex time limit covers the token scan only: jieba's first call (its dictionary
+    loads, seconds on a busy machine) used to run while the scan's iterator was alive and
+    made the first routed question fail closed as a timeout."""
+    import time
+
+    from guardlex.normalise import steps, words
+
+    real = words._jieba()
+    monkeypatch.setattr(steps, "timeout_for", lambda text: 0.05)
+
+    def slow_jieba() -> object:
+        start = time.process_time()  # a dictionary loading: work, not sleep, is counted
+        while time.process_time() - start < 0.2:
+            pass
+        return real
+
+    monkeypatch.setattr(words, "_jieba", slow_jieba)
+    text = "达娜 的 价格 and rates 费用"
+    assert keywords(text) == [*real.lcut("达娜"), "的", "价格", "and", "rates", "费用"]

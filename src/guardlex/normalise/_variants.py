@@ -438,7 +438,9 @@ def _fold_normalised(norm: str, latin_words: Collection[str]) -> str:
     # Candidates first (cheap): whole tokens made only of ASCII letters and letters
     # with a Latin look-alike, with at least one of the latter.
     folds: list[tuple[int, int, str]] = []
-    for m in S._re(_candidate_pattern()).finditer(norm, timeout=limit):
+    # matches first: the time limit runs while the iterator lives (the first look-up
+    # builds the fold table)
+    for m in list(S._re(_candidate_pattern()).finditer(norm, timeout=limit)):
         token = m.group(0)
         if token.isascii():
             continue

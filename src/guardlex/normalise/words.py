@@ -189,7 +189,9 @@ def keywords(text: str) -> list[str]:
     check_length(raw, MAX_CHARS, "keywords")
     s = normalise(raw)
     out: list[str] = []
-    for m in S._re(_KEY_TOKENS).finditer(s, timeout=S.timeout_for(s)):
+    # the matches are gathered first: the regex time limit runs while its iterator is
+    # alive, and jieba's first call (its dictionary loads) must not count against it
+    for m in list(S._re(_KEY_TOKENS).finditer(s, timeout=S.timeout_for(s))):
         if m.group(1):
             out.extend(w for w in _jieba().lcut(m.group(1)) if w.strip())
         else:

@@ -133,7 +133,9 @@ class Typos:
         out: list[str] = []
         last = 0
         changed = False
-        for m in _TOKEN.finditer(text, timeout=_TIMEOUT):
+        # matches first: the time limit runs while the iterator lives, and the first
+        # correction builds the word tables
+        for m in list(_TOKEN.finditer(text, timeout=_TIMEOUT)):
             fixed = self.correct(m.group())
             if fixed is not None:
                 out.append(text[last : m.start()])
