@@ -16,7 +16,10 @@ Two measures, per locale, never blended:
   written at the start of round 5; ``blind7/`` to ``blind13/``: batches v7-v13 of rounds
   6 and 7, each measured once held out and then studied; ``blind14/``: batch v14, written
   at the start of round 8 by one author per language, each brainstorming in that language
-  only, measured on the round-7 packs and once at the end of round 8, then studied):
+  only, measured on the round-7 packs and once at the end of round 8, then studied;
+  ``blind18/``: batch v18, written at the start of round 11 by three authors who read
+  only the sample site's content, measured on the round-9 packs and once at the end of
+  round 11, then studied; batches v15-v17 were lost with an earlier session's machine):
   questions written by an author
   who had not read the packs. Reports, per batch and locale, refusal recall (right category and any
   category), legitimate questions answered (hard negatives and other answerable
