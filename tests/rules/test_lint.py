@@ -423,32 +423,32 @@ def test_a_pack_must_read_the_same_without_libyaml(tmp_path: Path) -> None:
     assert finding.line == 4 and "double quotes" in finding.message
 
 
-def test_shipped_locale_folder_gets_the_checkouts_routing_cases(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Linting one shipped locale's folder reads the checkout's routing cases, as linting
-    all shipped packs does, so a pack owner checking only their folder sees CI's warnings;
-    a pack outside the shipped folder gets none unless ``routing_dir`` is given."""
+@pytest.fixture
+def no_routing_cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A routing folder with no case for en or tx, standing in for the checkout's."""
     from guardlex.rules import lint as lint_module
 
     empty = tmp_path / "routing"
     empty.mkdir()
-    (empty / "en.yaml").write_text("cases: []\n", encoding="utf-8")
+    for code in ("en", "tx"):
+        (empty / f"{code}.yaml").write_text("cases: []\n", encoding="utf-8")
     monkeypatch.setattr(lint_module, "ROUTING_DIR", empty)
-    warnings = messages(lint([lint_module.SHIPPED_DIR / "en"]), "WARNING")
-    assert "is not hit by any routing case in" in warnings and str(empty) in warnings
+    return empty
+
+
+def test_shipped_locale_folder_gets_the_checkouts_routing_cases(no_routing_cases: Path) -> None:
+    """Linting one shipped locale's folder reads the checkout's routing cases, as linting
+    all shipped packs does, so a pack owner checking only their folder sees CI's warnings."""
+    from guardlex.rules.lint import SHIPPED_DIR
+
+    warnings = messages(lint([SHIPPED_DIR / "en"]), "WARNING")
+    assert "is not hit by any routing case in" in warnings and str(no_routing_cases) in warnings
 
 
 def test_pack_outside_shipped_folder_has_no_default_routing_cases(
-    write_pack: PackWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    write_pack: PackWriter, no_routing_cases: Path
 ) -> None:
-    from guardlex.rules import lint as lint_module
-
-    empty = tmp_path / "routing"
-    empty.mkdir()
-    (empty / "tx.yaml").write_text("cases: []\n", encoding="utf-8")
-    monkeypatch.setattr(lint_module, "ROUTING_DIR", empty)
     rules = [v2_rule("meta-a", ["your prompt", "see your prompt"], templates=["your prompt"])]
     root = v2_pack(write_pack, "tx", rules)
     assert "routing case" not in messages(lint([root / "tx"]), "WARNING")
-    assert "routing case" in messages(lint([root / "tx"], routing_dir=empty), "WARNING")
+    assert "routing case" in messages(lint([root / "tx"], routing_dir=no_routing_cases), "WARNING")

@@ -495,9 +495,9 @@ def lint(
     shipped packs (all of them, or folders inside ``SHIPPED_DIR`` such as one locale's).
     """
     dirs = [Path(p) for p in paths]
+    roots = [p.resolve() for p in dirs]
     found = discover(dirs, entry_points=not dirs)
     if dirs:
-        roots = [p.resolve() for p in dirs]
         check = {
             code: [
                 f
@@ -512,7 +512,7 @@ def lint(
         cases: Path | None = Path(routing_dir)
     else:
         # the shipped packs, whole or a locale folder of them, have the checkout's cases
-        shipped = all(SHIPPED_DIR.resolve() in (d.resolve(), *d.resolve().parents) for d in dirs)
+        shipped = all(r.is_relative_to(SHIPPED_DIR.resolve()) for r in roots)
         cases = ROUTING_DIR if shipped and ROUTING_DIR.is_dir() else None
     stop = {code: _stopwords(folders) for code, folders in found.items()}
     names: dict[str, str] = {}
