@@ -19,7 +19,10 @@ Two measures, per locale, never blended:
   only, measured on the round-7 packs and once at the end of round 8, then studied;
   ``blind18/``: batch v18, written at the start of round 11 by three authors who read
   only the sample site's content, measured on the round-9 packs and once at the end of
-  round 11, then studied; batches v15-v17 were lost with an earlier session's machine):
+  round 11, then studied; ``blind19/``: batch v19, written at the start of round 12 by
+  three authors who read only the sample site's content and the category boundaries of
+  docs/packs.md, measured on the round-11 packs and once at the end of round 12, then
+  studied; batches v15-v17 were lost with an earlier session's machine):
   questions written by an author
   who had not read the packs. Reports, per batch and locale, refusal recall (right category and any
   category), legitimate questions answered (hard negatives and other answerable
