@@ -79,6 +79,14 @@ def assert_routes(packs: Packs, refuse: list[str], keep: list[str]) -> None:
     assert kinds(packs, keep) == ["retrieve"] * len(keep)
 
 
+def test_a_template_of_optional_parts_only_loads_and_matches_each_part(
+    write_pack: PackWriter,
+) -> None:
+    # its empty choice matches nothing; it used to crash the compiler (IndexError)
+    packs = packs_v2(write_pack, [r2("a", templates=["[fee] [quote]"])])
+    assert_routes(packs, refuse=["fee?", "a quote please", "fee quote"], keep=["free", "hello"])
+
+
 def test_template_constructs(write_pack: PackWriter) -> None:
     packs = packs_v2(
         write_pack,

@@ -217,6 +217,8 @@ def _han_edge(el: Element, last: bool) -> bool:
 
 def _forms(tokens: list[_Tok]) -> list[Form]:
     """The forms of one flat token list: one per combination of literal spellings."""
+    if not tokens:
+        return []  # the empty choice of a template made only of optional parts: "[a] [b]"
     if all(t[0] == "w" for t in tokens):
         # words only (most concept terms): one run of words, as ``_form`` merges it
         chunk = tokens[0][1] + "".join(("" if g else " ") + v for _, v, g in tokens[1:])
