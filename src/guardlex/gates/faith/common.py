@@ -25,6 +25,7 @@ from guardlex.gates.types import (
     Evidence,
     PacksLike,
 )
+from guardlex.normalise import is_han
 
 #: Size limits (characters) for one answer and for all quotes or evidence together.
 MAX_ANSWER_CHARS = 100_000
@@ -92,7 +93,7 @@ def mentions(norm: str, name: str) -> list[int]:
     """
     if not name:
         return []
-    anywhere = regex.match(r"\p{Han}", name[0], timeout=TIMEOUT) is not None
+    anywhere = is_han(name[0])
     out: list[int] = []
     i = norm.find(name)
     while i >= 0:
