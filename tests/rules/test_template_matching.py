@@ -450,3 +450,27 @@ def test_the_question_languages_guards_ignore_pasted_text_for_a_rule_that_reads_
     assert (route.kind, route.rule_id) == ("refuse", "translate")
     # outside pasted text the guard of the question's language still vetoes
     assert packs.route("translate pls ich freue mich auf ihre antwort wir").kind == "retrieve"
+
+
+def test_a_part_of_a_guards_sequence_is_no_content_of_a_follow_up(
+    write_pack: PackWriter,
+) -> None:
+    # the guard <tax_q> is a sequence "<tax> ... <how>": the whole sequence says what a
+    # question is about, its part <how> alone ("and how about the weekend?") does not, so
+    # the short follow-up still inherits the previous refusal
+    concepts = {
+        "free": {"about": "Free to take work.", "terms": ["(free | available)"]},
+        "tax": {"about": "Tax words.", "terms": ["(tax | taxes)"]},
+        "how": {"about": "How.", "terms": ["(how | howto)"]},
+        "tax_q": {"about": "A tax how-to.", "terms": ["<tax> ... <how>", "(vat | gst)"]},
+        "caching": {"about": "A topic of hers.", "terms": ["(caching | cache)"]},
+    }
+    avail = r2("avail", when={"all": ["<free>"], "none": ["<tax_q>", "<caching>"]})
+    packs = packs_v2(write_pack, [avail], concepts=concepts)
+    previous = "is she free next week?"
+    assert packs.route(previous).rule_id == "avail"
+    route = packs.route("and howto weekends?", previous=previous)
+    assert (route.kind, route.rule_id, route.span) == ("refuse", "avail", None)
+    # a whole guard concept, or an alternative of one, is content of its own
+    for text in ("and taxes, howto?", "and vat weekends?", "and caching weekends?"):
+        assert packs.route(text, previous=previous).kind == "retrieve", text

@@ -712,20 +712,26 @@ class Matcher:
 
     def content_concepts(self) -> frozenset[tuple[str, str]]:
         """(locale, concept) pairs that say what a question is about: the concepts the
-        guards (``none``) of refusal rules and the overview rules use, directly or inside
-        other concepts. A follow-up that holds one of them has content of its own
+        guards (``none``) of refusal rules and the overview rules use, directly or as an
+        alternative of such a concept (not as one part of a sequence inside it). A follow-up that holds one of them has content of its own
         ("what about her caching article?"); one that holds only trigger words such as
         months or language names ("and June?", "in French?") does not."""
         got = self._content
         if got is None:
             out: set[tuple[str, str]] = set()
 
-            def walk(code: str, forms: Iterable[list[Any]]) -> None:
+            def walk(code: str, forms: Iterable[list[Any]], nested: bool = False) -> None:
                 for form in forms:
-                    for el in form[::2]:
+                    parts = form[::2]
+                    if nested and len(parts) > 1:
+                        # a part of a sequence ("<tax_n> ... <how_fa> <tax_do>") is no
+                        # topic on its own: only the whole sequence, found as the
+                        # concept that holds it, says what a question is about
+                        continue
+                    for el in parts:
                         if el[0] == "c" and (code, el[1]) not in out:
                             out.add((code, el[1]))
-                            walk(code, self.concepts.get(code, {}).get(el[1], ()))
+                            walk(code, self.concepts.get(code, {}).get(el[1], ()), True)
 
             for rule in self.rules:
                 frame = rule.frame or {"all": [], "any": [], "none": []}
