@@ -22,6 +22,20 @@ def test_route_plain_with_subject(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("refuse category=engagement") and "Dana available'" in out
 
 
+def test_route_knows_the_example_subject_unless_told_otherwise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # with no --subject the packs' example subject (locale.yaml) is the subject, so the
+    # name reads as "she"; --no-subject routes with no names, and both at once is an error
+    assert main(["route", "--locale", "en", "--json", "Is Dana Reyes married?"]) == 0
+    assert json.loads(capsys.readouterr().out)["category"] == "personal_data"
+    bare = ["route", "--locale", "en", "--json", "--no-subject", "Is Dana Reyes married?"]
+    assert main(bare) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "retrieve"
+    assert main(["route", "--no-subject", "--subject", "Sam", "hello"]) == 2
+    assert "contradict" in capsys.readouterr().err
+
+
 def test_route_jsonl(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     lines = [
         json.dumps({"text": "What are her skills?"}),

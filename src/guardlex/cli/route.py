@@ -36,7 +36,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         action="append",
         default=[],
         metavar="NAME",
-        help="a name the subject is referred to by (repeatable)",
+        help="a name the subject is referred to by (repeatable; default: the example "
+        "subject of the shipped locales' locale.yaml, Dana Reyes in every script, the "
+        "names the packs' own examples use)",
+    )
+    p.add_argument(
+        "--no-subject",
+        action="store_true",
+        help="route with no subject names at all (a name in the question is then just a name)",
     )
     p.add_argument(
         "--packs", action="append", default=[], metavar="DIR", help="extra pack directory"
@@ -58,7 +65,14 @@ def _run(args: argparse.Namespace) -> int:
             raise GuardlexError("give the question as TEXT, or use --jsonl to read from stdin")
         if not args.text.strip():
             raise GuardlexError("the question is empty")
-    packs = load_packs(args.locale, subject_names=args.subject, paths=args.packs)
+    if args.no_subject and args.subject:
+        raise GuardlexError("--no-subject and --subject contradict each other: give one")
+    names = args.subject
+    if not names and not args.no_subject:
+        from guardlex.rules.lint import example_subject_names
+
+        names = list(example_subject_names())
+    packs = load_packs(args.locale, subject_names=names, paths=args.packs)
     if args.jsonl:
         # exactly one JSON line out per line in, so a caller can zip input and output;
         # a blank or malformed line gets an {"error": ...} object and exit status 1
