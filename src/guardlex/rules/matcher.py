@@ -713,9 +713,10 @@ class Matcher:
     def content_concepts(self) -> frozenset[tuple[str, str]]:
         """(locale, concept) pairs that say what a question is about: the concepts the
         guards (``none``) of refusal rules and the overview rules use, directly or as an
-        alternative of such a concept (not as one part of a sequence inside it). A follow-up that holds one of them has content of its own
-        ("what about her caching article?"); one that holds only trigger words such as
-        months or language names ("and June?", "in French?") does not."""
+        alternative of such a concept (not as one part of a sequence inside it). A
+        follow-up that holds one of them has content of its own ("what about her caching
+        article?"); one that holds only trigger words such as months or language names
+        ("and June?", "in French?") does not."""
         got = self._content
         if got is None:
             out: set[tuple[str, str]] = set()
