@@ -22,7 +22,9 @@ Two measures, per locale, never blended:
   round 11, then studied; ``blind19/``: batch v19, written at the start of round 12 by
   three authors who read only the sample site's content and the category boundaries of
   docs/packs.md, measured on the round-11 packs and once at the end of round 12, then
-  studied; ``blind21/``: batch v21, written at the start of round 13 by three authors
+  studied; ``blind20/``: batch v20, written at the start of round 13 by three authors
+  who read only the sample site's content, measured on the round-12b packs and once at
+  the end of round 13, then studied; ``blind21/``: batch v21, written at the start of round 13 by three authors
   who read only the sample site's content, measured once on the round-12b packs and
   given to the round-13 writers to study from the start (a study batch, never held out);
   batches v15-v17 were lost with an earlier session's machine):
