@@ -980,20 +980,8 @@ class Matcher:
         after a proclitic that starts a word. So the text's words are looked up, alone
         and joined with the next ones, from each word's start and from after each
         proclitic it starts with."""
-        spans: list[tuple[int, int]] = []  # maximal runs of word characters, Han apart
-        n, i = len(text), 0
-        while i < n:
-            ch = text[i]
-            if _wc(ch):
-                h = _hanc(ch)
-                j = i + 1
-                while j < n and _wc(text[j]) and _hanc(text[j]) == h:
-                    j += 1
-                if not h:
-                    spans.append((i, j))
-                i = j
-            else:
-                i += 1
+        # maximal runs of word characters, Han apart
+        spans = [m.span() for m in _RUN.finditer(text.translate(_KINDS))]
         plain, most, procl = self._plain, self._plain_words, self._all_proclitics
         out: list[tuple[int, int, int]] = []
         for w, (s, e) in enumerate(spans):
@@ -1582,12 +1570,16 @@ class Matcher:
 
     def _guard_forms(self, locale: str, category: str | None) -> list[list[Any]]:
         """The forms of the ``none`` items of the frames of ``locale``'s rules of
-        ``category`` (only those rules are decoded)."""
+        ``category`` (only those rules are decoded), each item once: many rules share a
+        guard, and an item's forms depend only on its text and locale."""
         out: list[list[Any]] = []
+        seen: set[str] = set()
         for other in self.rules:
             if other.locale == locale and other.category == category and other.frame:
                 for item in other.frame["none"]:
-                    out.extend(item["forms"])
+                    if item["text"] not in seen:
+                        seen.add(item["text"])
+                        out.extend(item["forms"])
         return out
 
 
@@ -1668,6 +1660,20 @@ def precedence(rule: Rule) -> tuple[Any, ...]:
 
 _WC: dict[str, bool] = {}
 _HANC: dict[str, bool] = {}
+
+
+class _Kinds(dict[int, str]):
+    """Code point -> ``w`` (a word character, not Han), ``h`` (Han) or a space (not a
+    word character), for ``str.translate``; each filled on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        got = self[code] = ("h" if _hanc(ch) else "w") if _wc(ch) else " "
+        return got
+
+
+_KINDS = _Kinds()
+_RUN = regex.compile("w+")
 
 
 def _wc(ch: str) -> bool:
