@@ -114,6 +114,32 @@ def test_follow_up_checked_with_previous(write_pack: PackWriter) -> None:
     )
 
 
+def test_an_elliptical_follow_up_goes_on_with_a_timeline_overview(write_pack: PackWriter) -> None:
+    root = write_pack(
+        "tx",
+        refusal={"engagement": [rule("r", phrases=["her rate"])]},
+        overview=[
+            rule("now", phrases=["working on these days"], topic="now"),
+            rule("career", phrases=["worked before"], topic="career"),
+            rule("talks", phrases=["talks has she given"], topic="publications"),
+        ],
+        stopwords=["and", "before", "that", "after", "the", "one", "what", "is", "she"],
+    )
+    packs = load_packs(["tx"], paths=[root], shipped=False)
+    now = packs.route("and before that?", previous="what is she working on these days?")
+    assert (now.kind, now.rule_id, now.topic, now.span) == ("overview", "now", "now", None)
+    assert packs.route("and after that?", previous="where had she worked before?").kind == (
+        "overview"
+    )
+    assert packs.route("and before that?").kind == "retrieve"  # alone it asks nothing
+    # after a list, an elliptical follow-up picks one item: answered from the documents
+    assert packs.route("and the second one?", previous="which talks has she given?").kind == (
+        "retrieve"
+    )
+    # a refused previous question still passes on its refusal, not an overview
+    assert packs.route("and before that?", previous="what is her rate?").kind == "refuse"
+
+
 def test_refusal_before_overview_whatever_the_locale_order(write_pack: PackWriter) -> None:
     root = write_pack("aa", refusal={"meta": [rule("m", phrases=["prompt"])]})
     write_pack(

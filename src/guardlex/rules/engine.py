@@ -62,6 +62,10 @@ REGEX_TIMEOUT = 0.5
 #: two significant words of its own; see ``Packs.route``.
 FOLLOW_UP_SHORT_WORDS = 5
 FOLLOW_UP_MAX_WORDS = 12
+#: Overview topics told as a timeline: an elliptical follow-up of such a question goes on
+#: with it ("What is she working on now?" + "and before that?"); after a list (projects,
+#: talks) it picks one item ("and the second one?") and is answered from the documents.
+TIMELINE_TOPICS = frozenset({"now", "career"})
 #: ``Route.rule_id`` when a scan timed out: the question is refused (fail closed).
 TIMEOUT_RULE_ID = "guardlex-regex-timeout"
 
@@ -353,12 +357,16 @@ class Packs:
            words of which fewer than two are significant (``significant_words``), and
            no content concept (``Matcher.content_concepts``: what guards and overview
            rules use) occurs in it with a content word;
-        5. overview rules on the joined text, when the follow-up adds a content word.
+        5. overview rules on the joined text, when the follow-up adds a content word;
+        6. an elliptical follow-up with no content of its own, after a question routed
+           to an overview told as a timeline (``TIMELINE_TOPICS``), inherits that route
+           ("What is she working on these days?" + "and before that?"); ``span`` is
+           then None.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
         previous question was, and an acknowledgement made only of closings of the
         loaded locales (``locale.yaml`` ``follow_ups.closings``: "ok thanks", "好的，谢谢")
-        and the subject's names continues nothing: steps 3 to 5 are skipped.
+        and the subject's names continues nothing: steps 3 to 6 are skipped.
         """
         _check_input(text, "text")
         if previous is not None:
@@ -451,6 +459,10 @@ class Packs:
                 overview = m.route_section(together, "overview", offset)
                 if overview is not None and self._adds_content(overview, joined, offset):
                     return self._route("overview", overview, cur, text, offset)
+            if elliptical and not has_own() and inherited() is None:
+                earlier = m.route_section(m.occurrences(prev, prev_found), "overview")
+                if earlier is not None and earlier.rule.topic in TIMELINE_TOPICS:
+                    return self._route("overview", earlier, None, prev, 0)
         except TimeoutError:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
