@@ -490,3 +490,27 @@ def test_variants_are_bounded_deterministic_and_start_with_normalise() -> None:
     assert got == variants(text, latin_words())
     assert variants("") == ("",)
     assert variants("what") == ("what",)
+
+
+@pytest.mark.parametrize(
+    ("spaced", "words", "want"),
+    [
+        (
+            "w h a t a r e h e r r a t e",
+            {"what", "are", "her", "ar", "eher", "rate"},
+            "what are her rate",
+        ),
+        (
+            "w i e v i e l n i m m t d i e s o",
+            {"wieviel", "nimmt", "die", "di", "so", "eso"},
+            "wieviel nimmt die so",
+        ),
+        ("a c h a d o e l o n", {"acha", "ach", "ado", "do", "elon"}, "acha do elon"),
+    ],
+)
+def test_a_spaced_run_splits_into_words_read_left_to_right(
+    spaced: str, words: set[str], want: str
+) -> None:
+    """As few words as the run holds; among as few, the later words shortest: a word of
+    another loaded locale ("eher", "eso") does not pull letters from the word before."""
+    assert want in variants(spaced, words)

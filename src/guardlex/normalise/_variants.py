@@ -130,7 +130,9 @@ def _unspace_split(text: str, words: Collection[str]) -> str:
 
 
 def _word_break(blob: str, words: Collection[str]) -> str:
-    """The fewest known words (unknown letters cost 2 each) that spell ``blob``."""
+    """The fewest known words (unknown letters cost 2 each) that spell ``blob``; among
+    as few, the one whose later words are the shortest, as one reads left to right
+    ("whatareher" is "what are her", not "what ar eher" with a German "eher")."""
     n = len(blob)
     inf = 4 * n + 4
     cost = [0] + [inf] * n
@@ -138,7 +140,7 @@ def _word_break(blob: str, words: Collection[str]) -> str:
     for j in range(1, n + 1):
         c, b = cost[j - 1] + 2, (j - 1, False)  # one unknown letter
         for i in range(max(0, j - _WORD_MAX), j):
-            if cost[i] + 1 < c and blob[i:j] in words:
+            if cost[i] + 1 <= c and blob[i:j] in words:
                 c, b = cost[i] + 1, (i, True)
         cost[j], back[j] = c, b
     pieces: list[tuple[str, bool]] = []  # right to left: (text, known word)
