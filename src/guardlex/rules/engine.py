@@ -427,7 +427,8 @@ class Packs:
                 )
             # each found at most once, and only when a step below needs it; the previous
             # question's refusal as it was routed alone (with the guards of its language)
-            inherited = builtin_concepts.lazy(lambda: self._refusal_alone(m, prev, prev_found))
+            prev_alone = builtin_concepts.lazy(lambda: m.occurrences(prev, prev_found))
+            inherited = builtin_concepts.lazy(lambda: self._refusal_alone(m, prev, prev_alone()))
             # content of its own, in the language of the refused question it follows
             # (Finglish "startup*" is no content of "and for a startup?" after English)
             has_own = builtin_concepts.lazy(
@@ -460,7 +461,7 @@ class Packs:
                 if overview is not None and self._adds_content(overview, joined, offset):
                     return self._route("overview", overview, cur, text, offset)
             if elliptical and not has_own() and inherited() is None:
-                earlier = m.route_section(m.occurrences(prev, prev_found), "overview")
+                earlier = m.route_section(prev_alone(), "overview")
                 if earlier is not None and earlier.rule.topic in TIMELINE_TOPICS:
                     return self._route("overview", earlier, None, prev, 0)
         except TimeoutError:
@@ -468,12 +469,11 @@ class Packs:
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
         return Route(kind="retrieve")
 
-    def _refusal_alone(self, m: Matcher, prev: str, found: Any) -> Any:
-        """The refusal hit of the previous question (normalised ``prev``) routed alone,
-        vetoed by the guards of its own language as in step 1 of ``route``: what a
-        follow-up inherits ("Do you think she'll go back to a full-time job?" is
-        speculation, not another locale's hiring rule that its guards drop)."""
-        occ = m.occurrences(prev, found)
+    def _refusal_alone(self, m: Matcher, prev: str, occ: Any) -> Any:
+        """The refusal hit of the previous question (normalised ``prev``, its occurrences
+        ``occ``) routed alone, vetoed by the guards of its own language as in step 1 of
+        ``route``: what a follow-up inherits ("Do you think she'll go back to a full-time
+        job?" is speculation, not another locale's hiring rule that its guards drop)."""
         return m.route_section(occ, "refusal", veto=self._foreign_veto(m, occ, prev, []))
 
     def _foreign_veto(self, m: Matcher, occ: Any, text: str, language: list[str]) -> Any:

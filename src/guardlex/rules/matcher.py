@@ -656,8 +656,8 @@ class Matcher:
         self._strings: list[str] = []
         self._roles: list[tuple[tuple[str, Any], ...]] = []
         self._edges: list[tuple[bool, bool]] = []
-        #: built: group -> (offset, automaton, the number of each of its strings)
-        self._groups: dict[str, tuple[int, Any, list[int]]] = {}
+        #: built: group -> (its automaton, the number of each string in it)
+        self._groups: dict[str, tuple[Any, list[int]]] = {}
         #: plain words and phrases (``_plain_strings``), found by look-ups, not automatons
         self._plain: dict[str, int] = {}
         self._plain_words = 1  # the most words of a plain phrase
@@ -928,7 +928,7 @@ class Matcher:
                 changed.add(s[0])
             for ch in changed:
                 self._lengths[ch] = tuple(sorted(self._length_sets[ch]))
-        self._groups[group] = (offset, automaton, numbers)
+        self._groups[group] = (automaton, numbers)
 
     def _raw_hits(self, text: str) -> Iterable[tuple[int, int, int]]:
         """(string index, start, end) of every occurrence of every automaton string, in
@@ -947,7 +947,7 @@ class Matcher:
         if self._ac is not None:
             out: list[tuple[int, int, int]] = self._plain_hits(text) if self._plain else []
             for g in groups:
-                automaton, numbers = self._groups[g][1:]
+                automaton, numbers = self._groups[g]
                 if automaton is None:
                     continue
                 hits = automaton.find_matches_as_indexes(text, overlapping=True)
