@@ -131,3 +131,24 @@ def test_stale_foreign_or_damaged_program_is_not_used(
     header["code"] = "ty"
     path.write_bytes(json.dumps(header).encode() + b"\n" + body)
     assert cache.load_precompiled("tx", source_digest([root / "tx"])) is None
+
+
+def test_a_new_regex_release_keeps_the_shipped_programs_and_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``regex`` is released every few days: its version is not part of either stamp, so a
+    fresh install with a newer release still reads the shipped files (the regeneration
+    tests above compare their content with a fresh build instead)."""
+    import regex
+
+    from guardlex.normalise import _snapshot as snapshot
+
+    before = (cache.program_stamp(), snapshot.stamp())
+    cache.program_stamp.cache_clear()
+    snapshot.stamp.cache_clear()
+    monkeypatch.setattr(regex, "__version__", "9999.1.1")
+    try:
+        assert (cache.program_stamp(), snapshot.stamp()) == before
+    finally:
+        cache.program_stamp.cache_clear()
+        snapshot.stamp.cache_clear()
