@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from guardlex.rules._gc import collection_paused
 from guardlex.rules.cache import load_cached, load_precompiled, store_cached
 from guardlex.rules.engine import (
     FOLLOW_UP_MAX_WORDS,
@@ -67,13 +67,8 @@ def compile_locale(data: LocaleData, subject_names: Sequence[str] = ()) -> dict[
     thousands of small acyclic objects, and each collection would walk all of them again
     (about a third of the compile time).
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collection_paused():
         return _compile_locale(data)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _compile_locale(data: LocaleData) -> dict[str, Any]:
@@ -164,9 +159,7 @@ def load_packs(
     names = tuple(subject_names)
     states = []
     infos = {code: merge_locale_info(code, found[code]) for code in codes}
-    was_enabled = gc.isenabled()
-    gc.disable()  # reading programs allocates many small objects: no collection meanwhile
-    try:
+    with collection_paused():  # reading programs allocates many small objects
         for code in codes:
             state = None
             if cache:  # the shipped program, when it is the one for these pack files
@@ -180,9 +173,6 @@ def load_packs(
                         store_cached(key, compiled)
                     state = _state(compiled)
             states.append(state)
-    finally:
-        if was_enabled:
-            gc.enable()
     return Packs(states, names, infos)
 
 

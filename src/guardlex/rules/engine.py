@@ -16,7 +16,6 @@ let the question through.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from guardlex.langid import Detector
 from guardlex.langid import identify as identify_locale
 from guardlex.normalise import variants
 from guardlex.rules import builtins as builtin_concepts
+from guardlex.rules._gc import collection_paused
 from guardlex.rules._text import (
     WORD_END,
     WORD_START,
@@ -232,6 +232,7 @@ class Packs:
         self._closings: regex.Pattern[str] | None = None
         self._continuations: regex.Pattern[str] | None = None
         self._matcher: Matcher | None = None
+        self._routed = False  # whether a question was routed (``route``)
         self._typo: Typos | None = None
 
     # -- metadata -------------------------------------------------------------------
@@ -312,9 +313,7 @@ class Packs:
                 c: (tuple(self._infos[c].titles), tuple(self._infos[c].titles_after))
                 for c in self._order
             }
-            was_enabled = gc.isenabled()
-            gc.disable()  # many small acyclic objects: a collection would walk them all
-            try:
+            with collection_paused():  # many small acyclic objects
                 m = Matcher(
                     [self._states[c].program for c in self._order],
                     self.subject_names,
@@ -322,9 +321,6 @@ class Packs:
                     timeout=lambda: REGEX_TIMEOUT,  # read at each call (tests lower it)
                     name_min_words={c: self._infos[c].name_min_words for c in self._order},
                 )  # the automaton itself is built on first use (``Matcher._build``)
-            finally:
-                if was_enabled:
-                    gc.enable()
             self._matcher = m
         return self._matcher
 
@@ -368,6 +364,15 @@ class Packs:
         loaded locales (``locale.yaml`` ``follow_ups.closings``: "ok thanks", "好的，谢谢")
         and the subject's names continues nothing: steps 3 to 6 are skipped.
         """
+        if self._routed:
+            return self._route_question(text, previous)
+        with collection_paused():  # the first question builds the automatons and tables
+            got = self._route_question(text, previous)
+        self._routed = True
+        return got
+
+    def _route_question(self, text: str, previous: str | None) -> Route:
+        """``route``."""
         _check_input(text, "text")
         if previous is not None:
             _check_input(previous, "previous")
