@@ -62,6 +62,24 @@ def test_a_letter_pair_of_the_locale_may_be_changed_inside_a_word() -> None:
     assert typos().correct("salery") is None  # no pairs listed: a changed letter is no slip
 
 
+def test_a_slip_is_preferred_to_a_changed_letter() -> None:
+    # English vowels typed for each other (en locale.yaml): "salery" is "salary", but
+    # "opinon" stays "opinion" (a letter left out) although a change reaches "opinan"
+    t = Typos(
+        ["salary", "opinion", "opinan", "married", "banker", "binker"],
+        known=[],
+        real=[["celery", "opinions"]],
+        changes=[("a", "e"), ("a", "o"), ("e", "i")],
+    )
+    assert t.correct("salery") == "salary"  # no slip reaches a word: the change does
+    assert t.correct("opinon") == "opinion"  # the slip wins over the change to "opinan"
+    assert t.correct("merried") == "married"
+    assert t.correct("opinian") == "opinan"  # a letter too many: a slip, no change tried
+    assert t.correct("benker") is None  # changes reach two pack words: ambiguous
+    # a slip that reaches only a real word is no typo, and no change is tried then
+    assert t.correct("celeryy") is None
+
+
 def test_a_script_without_real_words_is_never_corrected() -> None:
     t = Typos(["зарплата", "salary"], known=[], real=[["salads"]])
     assert t.correct("зарплта") is None

@@ -18,7 +18,9 @@ A word of the question is read as a pack word when all of these hold:
   "платные" paid, except a change between two letters a loaded locale lists as typed for
   each other, ``locale.yaml`` ``typos.changes``: Russian "стоет" for "стоит"), and
   no real word that is not a pack word does ("ratng" could be "rating" as well as
-  "dating": it is left alone).
+  "dating": it is left alone). A changed letter is tried only when no slip reaches a
+  pack word or a real word: "opinon" is "opinion" (a letter left out) even where a
+  change would also reach the Spanish "opinan".
 
 The word lists are read once, at the first question that needs them.
 """
@@ -103,11 +105,17 @@ class Typos:
         for i in range(1, n):
             head, tail = word[:i], word[i:]
             out.update(head + ch + tail for ch in alphabet)  # undoes a letter left out
+        out.discard(word)
+        return out
+
+    def changed(self, word: str) -> set[str]:
+        """Every string one change of a letter for its pair (``typos.changes``) away from
+        ``word``, inside the word."""
         changes = self.changes
-        if changes:  # a letter typed for its pair (``typos.changes``), inside the word
-            for i in range(1, n - 1):
-                for ch in changes.get(word[i], ""):
-                    out.add(word[:i] + ch + word[i + 1 :])
+        out = set()
+        for i in range(1, len(word) - 1):
+            for ch in changes.get(word[i], ""):
+                out.add(word[:i] + ch + word[i + 1 :])
         out.discard(word)
         return out
 
@@ -122,11 +130,14 @@ class Typos:
             or _HAN.search(word)
         ):
             return None
-        near = self.neighbours(word)
-        hits = near & self.targets
-        if len(hits) != 1 or not (near & self.real) <= hits:
-            return None
-        return next(iter(hits))
+        # slips first; a changed letter only when no slip reaches a real or pack word
+        for near in (self.neighbours(word), self.changed(word) if self.changes else set()):
+            hits = near & self.targets
+            if hits or near & self.real:
+                if len(hits) != 1 or not (near & self.real) <= hits:
+                    return None
+                return next(iter(hits))
+        return None
 
     def reading(self, text: str) -> str | None:
         """``text`` (normalised) with every mistyped word replaced, or None if none is."""
