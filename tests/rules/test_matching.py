@@ -140,6 +140,37 @@ def test_an_elliptical_follow_up_goes_on_with_a_timeline_overview(write_pack: Pa
     assert packs.route("and before that?", previous="what is her rate?").kind == "refuse"
 
 
+def test_a_follow_up_asking_about_the_present_goes_to_the_now_overview(
+    write_pack: PackWriter,
+) -> None:
+    root = write_pack(
+        "tx",
+        locale={
+            "name": "T",
+            "scripts": ["Latn"],
+            "direction": "ltr",
+            "example_subject": "D",
+            "follow_ups": {"now": ["and now", "lately", "these days"]},
+        },
+        refusal={"engagement": [rule("r", phrases=["free in may"])]},
+        overview=[
+            rule("talks", phrases=["talks has she given"], topic="publications"),
+            rule("now", phrases=["working on these days"], topic="now"),
+        ],
+        stopwords=["and", "what", "did", "she", "do", "at", "the", "is", "one", "ok"],
+    )
+    packs = load_packs(["tx"], paths=[root], shipped=False)
+    now = packs.route("and now?", previous="what did she do at quillmark?")
+    assert (now.kind, now.rule_id, now.topic, now.span) == ("overview", "now", "now", None)
+    # after a list too, and whatever the topic of the previous overview
+    assert packs.route("lately?", previous="which talks has she given?").rule_id == "now"
+    # a refused previous question passes on its refusal ("is she free now?")
+    assert packs.route("and now?", previous="is she free in may?").kind == "refuse"
+    # content besides the phrase: a question of its own; alone, the phrase asks nothing
+    assert packs.route("and now the berlin slides?", previous="which talks?").kind == ("retrieve")
+    assert packs.route("and now?").kind == "retrieve"
+
+
 def test_refusal_before_overview_whatever_the_locale_order(write_pack: PackWriter) -> None:
     root = write_pack("aa", refusal={"meta": [rule("m", phrases=["prompt"])]})
     write_pack(

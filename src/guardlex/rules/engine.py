@@ -46,7 +46,7 @@ from guardlex.rules.first_person import FirstPersonHit
 from guardlex.rules.first_person import find as find_first_person
 from guardlex.rules.first_person import find_auto as find_first_person_auto
 from guardlex.rules.locale_info import LocaleInfo, root_locale, shipped_locale_infos
-from guardlex.rules.matcher import Hit, Matcher, sanitise
+from guardlex.rules.matcher import Hit, Matcher, Rule, sanitise
 from guardlex.rules.typos import Typos, pack_words, read_words
 
 log = logging.getLogger("guardlex.rules")
@@ -231,6 +231,8 @@ class Packs:
         self._name_stop: frozenset[str] | None = None
         self._closings: regex.Pattern[str] | None = None
         self._continuations: regex.Pattern[str] | None = None
+        #: per locale with ``follow_ups.now``: its phrases and its overview rule of topic now
+        self._now: list[tuple[regex.Pattern[str], Rule]] | None = None
         self._matcher: Matcher | None = None
         self._routed = False  # whether a question was routed (``route``)
         self._typo: Typos | None = None
@@ -357,12 +359,17 @@ class Packs:
         6. an elliptical follow-up with no content of its own, after a question routed
            to an overview told as a timeline (``TIMELINE_TOPICS``), inherits that route
            ("What is she working on these days?" + "and before that?"); ``span`` is
-           then None.
+           then None;
+        7. an elliptical follow-up made only of phrases that ask about the present
+           (``locale.yaml`` ``follow_ups.now``: "and now?", "lately?", "最近呢？") and
+           stopwords, after a question that was not refused, is routed to the overview
+           rule of topic ``now`` of that phrase's locale ("What did she do at Quillmark?"
+           + "and now?"); ``span`` is then None.
 
         A self-contained follow-up ("What are her skills?") is never refused because the
         previous question was, and an acknowledgement made only of closings of the
         loaded locales (``locale.yaml`` ``follow_ups.closings``: "ok thanks", "好的，谢谢")
-        and the subject's names continues nothing: steps 3 to 6 are skipped.
+        and the subject's names continues nothing: steps 3 to 7 are skipped.
         """
         if self._routed:
             return self._route_question(text, previous)
@@ -465,10 +472,15 @@ class Packs:
                 overview = m.route_section(together, "overview", offset)
                 if overview is not None and self._adds_content(overview, joined, offset):
                     return self._route("overview", overview, cur, text, offset)
-            if elliptical and not has_own() and inherited() is None:
-                earlier = m.route_section(prev_alone(), "overview")
-                if earlier is not None and earlier.rule.topic in TIMELINE_TOPICS:
-                    return self._route("overview", earlier, None, prev, 0)
+            if elliptical and inherited() is None:
+                if not has_own():
+                    earlier = m.route_section(prev_alone(), "overview")
+                    if earlier is not None and earlier.rule.topic in TIMELINE_TOPICS:
+                        return self._route("overview", earlier, None, prev, 0)
+                # (a word of "now" may be content: overview rules use it)
+                now = self._asks_now(m, ctext)
+                if now is not None:
+                    return self._route("overview", Hit(now, (0, 0), ()), None, prev, 0)
         except TimeoutError:
             log.warning("guardlex: a rule scan timed out; the question is refused (fail closed)")
             return Route(kind="refuse", rule_id=TIMEOUT_RULE_ID)
@@ -641,6 +653,32 @@ class Packs:
             words = {normalise(w) for code in self._order for w in self._infos[code].continuations}
             self._continuations = regex.compile(words_source(sorted(words)))
         return self._continuations.search(text, timeout=REGEX_TIMEOUT) is not None
+
+    def _asks_now(self, m: Matcher, text: str) -> Rule | None:
+        """The overview rule of topic ``now`` of the locale whose ``follow_ups.now``
+        phrase (``locale.yaml``: "and now?", "lately?", "最近呢？") normalised ``text`` holds
+        with no significant word besides, or None."""
+        if self._now is None:
+            self._now = []
+            for code in self._order:
+                words = sorted({normalise(w) for w in self._infos[code].now} - {""})
+                rule = next(
+                    (
+                        r
+                        for r in m.rules
+                        if r.locale == code and r.section == "overview" and r.topic == "now"
+                    ),
+                    None,
+                )
+                if words and rule is not None:
+                    self._now.append((regex.compile(words_source(words)), rule))
+        for pattern, rule in self._now:
+            if pattern.search(text, timeout=REGEX_TIMEOUT) is None:
+                continue
+            rest = pattern.sub(" ", text, timeout=REGEX_TIMEOUT)
+            if not self.significant_words(rest):
+                return rule
+        return None
 
     def _elliptical(self, text: str) -> bool:
         """True for a follow-up with no content of its own ("and on weekends?")."""

@@ -60,6 +60,8 @@ class LocaleInfo:
     name_min_words: int = 1
     closings: tuple[str, ...] = ()
     continuations: tuple[str, ...] = ()
+    #: phrases that ask about the present (``follow_ups.now``: "and now?", "最近呢？")
+    now: tuple[str, ...] = ()
     #: letter pairs a typo may change into each other (``typos.changes``), as written
     #: (``Packs`` normalises them)
     typo_changes: tuple[tuple[str, str], ...] = ()
@@ -121,6 +123,7 @@ def _from_data(code: str, data: Mapping[str, Any], path: str) -> LocaleInfo:
         name_min_words=int((data.get("names") or {}).get("min_words", 1)),
         closings=_words((data.get("follow_ups") or {}).get("closings")),
         continuations=_words((data.get("follow_ups") or {}).get("continuations")),
+        now=_words((data.get("follow_ups") or {}).get("now")),
         typo_changes=tuple(
             (str(a), str(b)) for a, b in ((data.get("typos") or {}).get("changes") or ())
         ),

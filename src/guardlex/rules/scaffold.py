@@ -92,6 +92,10 @@ follow_ups:
   # phrases that ask for more of the same ("the same in English", "again", "go on"): a
   # follow-up holding one of these continues the previous question, however long it is
   continuations: []
+  # words that ask about the present ("and now?", "lately?", "these days?"): an elliptical
+  # follow-up made only of these, after a question that was not refused, is routed to
+  # this locale's overview rule of topic now
+  now: []
 """,
         "concepts": """\
 # Concepts are named word families; rules combine them: <price> in a template means
