@@ -1079,6 +1079,12 @@ class Matcher:
                         while end < n and _wc(text[end]):
                             end += 1
                         occ.stems.setdefault(string, []).append((s, end))
+                    elif any_procl:  # after a proclitic that starts the word ("والسعر")
+                        for b in self._proclitic_starts(text, s):
+                            end = e
+                            while end < n and _wc(text[end]):
+                                end += 1
+                            occ.stems.setdefault(string, []).append((b, end))
                     continue
                 if kind == "w":
                     if left and right:
@@ -1121,6 +1127,16 @@ class Matcher:
                 occ.names.append((s, e, mark))
                 last = e
         return occ
+
+    def _proclitic_starts(self, text: str, s: int) -> list[int]:
+        """Where a word starts that holds a proclitic of a loaded locale (``lexicon.yaml``
+        ``proclitics``: Arabic و, ف) right before position ``s``."""
+        out = []
+        for pc in self._all_proclitics:
+            b = s - len(pc)
+            if b >= 0 and text.startswith(pc, b) and not _word_at(text, b - 1) and b not in out:
+                out.append(b)
+        return out
 
     def _reread(self, occ: _Occurrences, text: str) -> None:
         """Literals of several words found across a comma-like mark ("Dana, what is your
