@@ -29,7 +29,10 @@ Two measures, per locale, never blended:
   the round-12b packs and given to the round-13 writers to study from the start (a
   study batch, never held out); ``blind22/``: batch v22, written at the start of round 14
   by three authors who read only the sample site's content, measured on the round-13
-  packs and once at the end of round 14, then studied; batches v15-v17 were lost with an
+  packs and once at the end of round 14, then studied; ``blind23/``: batch v23, written
+  at the start of round 15 by three authors who read only the sample site's content,
+  measured on the round-14 packs and once at the end of round 15, then studied; batches
+  v15-v17 were lost with an
   earlier session's machine):
   questions written by an author
   who had not read the packs. Reports, per batch and locale, refusal recall (right category and any
