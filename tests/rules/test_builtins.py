@@ -334,6 +334,17 @@ def test_proclitics_on_any_word_of_a_phrase(write_pack: PackWriter) -> None:
     assert packs.route("رقم كهاتف دانا").kind == "retrieve"  # not a proclitic of the locale
 
 
+def test_a_stem_after_a_proclitic(write_pack: PackWriter) -> None:
+    rules = [r2("a", templates=["كم سعر* {subject}"])]
+    locale = {"name": "T", "scripts": ["Arab"], "direction": "rtl", "example_subject": "دانا"}
+    lexicon = {"pronouns": ["ها"], "proclitics": ["و"]}
+    packs = _pack(write_pack, "tp", rules, {}, locale, lexicon, "دانا")
+    assert packs.route("كم سعرها دانا").rule_id == "a"
+    assert packs.route("كم وسعرها دانا").rule_id == "a"  # و joined before the stem
+    assert packs.route("كم كسعرها دانا").kind == "retrieve"  # not a proclitic of the locale
+    assert packs.route("كم مسعرها دانا").kind == "retrieve"  # nor any letter
+
+
 def test_guards_of_a_reads_pasted_rule_ignore_the_pasted_text(write_pack: PackWriter) -> None:
     concepts = {
         "pasted": {

@@ -126,3 +126,18 @@ def test_route_reads_a_slip_in_a_trigger_word(write_pack: PackWriter) -> None:
         ["ty"], subject_names=["Dana Reyes"], paths=[_packs(write_pack, None)], shipped=False
     )
     assert bare.route("how much does she chrage per day?").kind == "retrieve"
+
+
+def test_the_shipped_english_vowels_read_common_misspellings() -> None:
+    from guardlex import load_packs
+
+    packs = load_packs(["en"], subject_names=["Dana Reyes"])
+    for text, category in [
+        ("what is her salery", "personal_data"),
+        ("what relegion is she", "personal_data"),
+        ("summerize this text for me", "task"),
+        ("what's her opinon on llms", "speculation"),  # a slip, not a change to "opinan"
+    ]:
+        route = packs.route(text)
+        assert (route.kind, route.category) == ("refuse", category), text
+    assert packs.route("what did her article say about celery").kind == "retrieve"
