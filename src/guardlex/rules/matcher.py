@@ -1068,33 +1068,31 @@ class Matcher:
                         got.append((b, end))
                     continue
                 if kind == "t":
+                    if left and is_han(string[-1]):
+                        ends = [
+                            e + j for j in range(4) if j == 0 or is_han(text[e + j - 1 : e + j])
+                        ]
+                        occ.stems.setdefault(string, []).extend((s, x) for x in ends)
+                        continue
                     if left:
-                        end = e
-                        if is_han(string[-1]):
-                            ends = [
-                                e + j for j in range(4) if j == 0 or is_han(text[e + j - 1 : e + j])
-                            ]
-                            occ.stems.setdefault(string, []).extend((s, x) for x in ends)
-                            continue
-                        while end < n and _wc(text[end]):
-                            end += 1
-                        occ.stems.setdefault(string, []).append((s, end))
+                        starts = [s]
                     elif any_procl:  # after a proclitic that starts the word ("والسعر")
-                        for b in self._proclitic_starts(text, s):
-                            end = e
-                            while end < n and _wc(text[end]):
-                                end += 1
-                            occ.stems.setdefault(string, []).append((b, end))
+                        starts = [b for b, _ in self._proclitic_starts(text, s)]
+                    else:
+                        starts = []
+                    if not starts:
+                        continue
+                    end = e
+                    while end < n and _wc(text[end]):
+                        end += 1
+                    occ.stems.setdefault(string, []).extend((b, end) for b in starts)
                     continue
                 if kind == "w":
                     if left and right:
                         occ.words.setdefault(string, []).append((s, e))
                     elif right and any_procl:
-                        for _code, pcs in self.proclitics.items():
-                            for pc in pcs:
-                                b = s - len(pc)
-                                if b >= 0 and text.startswith(pc, b) and not _word_at(text, b - 1):
-                                    occ.procl.setdefault(string, []).append((b, e, pc))
+                        for b, pc in self._proclitic_starts(text, s):
+                            occ.procl.setdefault(string, []).append((b, e, pc))
                 elif kind == "pron":
                     if left and right:
                         occ.pron.setdefault(val, []).append((s, e))
@@ -1128,14 +1126,14 @@ class Matcher:
                 last = e
         return occ
 
-    def _proclitic_starts(self, text: str, s: int) -> list[int]:
-        """Where a word starts that holds a proclitic of a loaded locale (``lexicon.yaml``
-        ``proclitics``: Arabic و, ف) right before position ``s``."""
+    def _proclitic_starts(self, text: str, s: int) -> list[tuple[int, str]]:
+        """(start, proclitic) of each proclitic of a loaded locale (``lexicon.yaml``
+        ``proclitics``: Arabic و, ف) that starts a word and ends at position ``s``."""
         out = []
         for pc in self._all_proclitics:
             b = s - len(pc)
-            if b >= 0 and text.startswith(pc, b) and not _word_at(text, b - 1) and b not in out:
-                out.append(b)
+            if b >= 0 and text.startswith(pc, b) and not _word_at(text, b - 1):
+                out.append((b, pc))
         return out
 
     def _reread(self, occ: _Occurrences, text: str) -> None:

@@ -131,7 +131,7 @@ class Typos:
         ):
             return None
         # slips first; a changed letter only when no slip reaches a real or pack word
-        for near in (self.neighbours(word), self.changed(word) if self.changes else set()):
+        for near in (self.neighbours(word), self.changed(word)):
             hits = near & self.targets
             if hits or near & self.real:
                 if len(hits) != 1 or not (near & self.real) <= hits:
